@@ -1,0 +1,44 @@
+"""The two equivalence checks as plain functions, run inside worker processes (see `workers`).
+
+`math_verify_equivalent` is the primary anchor: Math-Verify's `parse` + `verify` with their signal
+timeouts switched off (`parsing_timeout=None`, `timeout_seconds=None`), which is the library's
+documented thread-safe mode; the hard time cap comes from the worker process instead.
+`sympy_equivalent` (in `normalise`) is the independent second opinion.
+"""
+
+from __future__ import annotations
+
+import logging
+
+
+def _boxed(latex: str) -> str:
+    return "\\boxed{" + latex + "}"
+
+
+def math_verify_equivalent(gold: str, answer: str) -> bool:
+    """Math-Verify's verdict on `answer` against `gold` (both LaTeX answer strings, not full texts)."""
+    from math_verify import parse, verify
+
+    # Math-Verify warns on every call that we must time out ourselves; we do, in the worker.
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    gold_parsed = parse(_boxed(gold), parsing_timeout=None)  # type: ignore[arg-type]
+    answer_parsed = parse(_boxed(answer), parsing_timeout=None)  # type: ignore[arg-type]
+    if not gold_parsed or not answer_parsed:
+        return gold.strip() == answer.strip()
+    return bool(verify(gold_parsed, answer_parsed, timeout_seconds=None))
+
+
+def sympy_second_opinion(gold: str, answer: str) -> bool | None:
+    """The normaliser + SymPy verdict; None when either side cannot be parsed safely."""
+    from tasks.math.normalise import sympy_equivalent
+
+    return sympy_equivalent(gold, answer)
+
+
+def warm_up() -> None:
+    """Import the heavy libraries and run one check, so startup cost is paid before any capped call."""
+    math_verify_equivalent("1", "1")
+    sympy_second_opinion("1", "1")
+
+
+CHECKS = {"math_verify": math_verify_equivalent, "sympy": sympy_second_opinion}

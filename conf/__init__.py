@@ -1,0 +1,1 @@
+"""Hydra configuration, shipped as package data (`harness.conf`) so it works from a wheel too."""

@@ -1,0 +1,34 @@
+"""`python -m harness ...`: the Hydra entry point.
+
+Hydra composes the config (and handles --help, --cfg, -m); this module converts it into typed
+objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from harness.config import RunConfig, register_configs
+from harness.errors import HarnessError
+
+register_configs()
+
+
+@hydra.main(version_base=None, config_path="pkg://harness.conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    from harness.pipeline import run
+
+    config = OmegaConf.to_object(cfg)
+    assert isinstance(config, RunConfig)
+    try:
+        run(config)
+    except HarnessError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+
+
+if __name__ == "__main__":
+    main()

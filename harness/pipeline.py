@@ -1,0 +1,200 @@
+"""One run, wired from plain stages: task -> pool -> judges -> audit -> selection -> metrics -> outputs.
+
+Each stage takes and returns plain values, so each is testable alone. The anchors go to the auditor
+only; the judges receive public views. Output files are written only when every stage succeeded:
+a failed run leaves no summary.json that could be mistaken for a result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from omegaconf import OmegaConf
+from tqdm import tqdm
+
+from harness import provenance
+from harness.audit import audit
+from harness.cache import CallCache
+from harness.config import RunConfig
+from harness.errors import HarnessError
+from harness.metrics import summarise
+from harness.pools import read_pool_file, select_run
+from harness.report import bar_chart, summary_table
+from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng
+from harness.tracking import flatten, tracked_run
+from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
+from tasks import Candidate, PublicProblem, TaskData, load_task
+
+log = logging.getLogger(__name__)
+
+Groups = list[tuple[PublicProblem, list[Candidate]]]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    summary: dict[str, Any]
+    output_dir: Path
+    mlflow_run_id: str | None
+
+
+def _prepare_output_dir(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as error:
+        raise HarnessError(f"output directory {path} is not writable: {error.strerror}") from error
+    return path
+
+
+def _candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidate], str]:
+    if config.pool.kind == "task":
+        return task.default_pool(), f"{task.name} default pool"
+    if config.pool.kind == "file":
+        if not config.pool.path:
+            raise HarnessError("pool=file needs pool.path=<file.jsonl>")
+        return read_pool_file(config.pool.path), config.pool.path
+    raise HarnessError(f"pool.kind={config.pool.kind!r} is not one of: task, file")
+
+
+def _log_ensemble(config: RunConfig) -> None:
+    members = ", ".join(f"{key} ({member.family}, {member.backend})" for key, member in config.judge.members.items())
+    log.info("judge %s: %s; aggregate=%s", config.judge.name, members or "no members", config.judge.aggregate)
+    present = {member.family for member in config.judge.members.values()}
+    missing = [family for family in config.judge.families if family not in present]
+    if missing:
+        log.info(
+            "judge %s runs the CPU judges of the families that have one (%s); no CPU judge for: %s",
+            config.judge.name,
+            ", ".join(sorted(present)),
+            ", ".join(missing),
+        )
+
+
+def _judge_all(judges: Sequence[Judge], requests: Sequence[JudgeRequest]) -> dict[str, list[Verdict]]:
+    verdicts: dict[str, list[Verdict]] = {}
+    for judge in judges:
+        with tqdm(total=len(requests), desc=f"judging [{judge.name}]", unit="cand", leave=False) as bar:
+            verdicts[judge.name] = judge.judge(requests, progress=bar.update)
+    return verdicts
+
+
+def _results(
+    config: RunConfig, groups: Groups, outcomes: list[list[Any]], verdicts: dict[str, list[Verdict]], judged: bool
+) -> list[ProblemResult]:
+    results, flat_index = [], 0
+    for (problem, candidates), problem_outcomes in zip(groups, outcomes):
+        records = []
+        for candidate, outcome in zip(candidates, problem_outcomes):
+            member_verdicts = {name: found[flat_index] for name, found in verdicts.items()}
+            score = aggregate([v.score for v in member_verdicts.values()], config.judge.aggregate, config.judge.threshold)
+            records.append(CandidateRecord(candidate, outcome, member_verdicts, score if judged else None))
+            flat_index += 1
+        selected = pick_best([r.ensemble_score for r in records], problem_rng(config.seed, problem.problem_id)) if judged else None
+        majority = majority_answer([r.outcome.extracted_answer for r in records], problem_rng(config.seed + 1, problem.problem_id))
+        majority_correct = any(r.outcome.correct for r in records if majority is not None and r.outcome.extracted_answer == majority)
+        results.append(ProblemResult(problem.problem_id, tuple(records), selected, majority_correct))
+    return results
+
+
+def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    partial = path.with_suffix(path.suffix + ".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    partial.replace(path)
+    return path
+
+
+def _candidate_rows(results: Sequence[ProblemResult]) -> list[dict[str, Any]]:
+    rows = []
+    for result in results:
+        for index, record in enumerate(result.candidates):
+            rows.append(
+                {
+                    "problem_id": result.problem_id,
+                    "candidate_id": record.candidate.candidate_id,
+                    "source": record.candidate.source,
+                    "anchor_correct": record.outcome.correct,
+                    "extracted_answer": record.outcome.extracted_answer,
+                    "scores": {name: verdict.score for name, verdict in record.verdicts.items()},
+                    "verdicts": {
+                        name: {"status": verdict.status, "reason": verdict.reason, "output": verdict.raw_text}
+                        for name, verdict in record.verdicts.items()
+                    },
+                    "ensemble_score": record.ensemble_score,
+                    "selected": result.selected == index,
+                }
+            )
+    return rows
+
+
+def run(config: RunConfig) -> RunResult:
+    """Execute one run and return its summary; raises `HarnessError` on bad input."""
+    output_dir = _prepare_output_dir(Path(config.output_dir))
+    protocol = load_protocol(config.protocol)
+    task = load_task(config.task)
+    candidates, origin = _candidates(config, task)
+    groups: Groups = select_run(task.problems, candidates, limit=config.limit, n=config.n, origin=origin)
+    if not groups:
+        raise HarnessError(f"{origin} has no candidates for any {task.name} problem")
+    judged = bool(config.judge.members)
+    cache = CallCache(config.cache.path if config.cache.enabled else None)
+    _log_ensemble(config)
+    log.info("%s: %d problems, %d candidates from %s", task.name, len(groups), sum(len(c) for _, c in groups), origin)
+
+    resolved = OmegaConf.to_yaml(OmegaConf.structured(config))
+    prompt_path = output_dir / "prompts.jsonl"
+    with tracked_run(config.tracking, run_name=f"{task.name}-{config.judge.name}-{protocol.name}") as tracked, prompt_path.open(
+        "w", encoding="utf-8"
+    ) as prompt_log:
+        tracked.log_params(flatten(dataclasses.asdict(config)))
+        judges, models = build_judges(config.judge, protocol, cache, prompt_log)
+        tracked.set_tags(_tags(task, protocol.template_hash, models))
+        requests = [
+            JudgeRequest(problem, protocol.candidate_view(candidate, task.extract_answer))
+            for problem, group in groups
+            for candidate in group
+        ]
+        verdicts = _judge_all(judges, requests)
+        outcomes = audit(groups, task.anchors)
+        results = _results(config, groups, outcomes, verdicts, judged)
+        summary = summarise(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed)
+        summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
+        summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
+        files = _write_outputs(output_dir, resolved, results, summary, f"{task.name} | judge={config.judge.name} | protocol={protocol.name}")
+        files.append(prompt_path)
+        tracked.log_metrics(summary)
+        tracked.log_artifacts(files)
+    cache.close()
+    print(summary_table(summary, f"{task.name} best-of-N audit | judge={config.judge.name} | protocol={protocol.name}"))
+    print(f"outputs: {output_dir}" + (f"  mlflow run: {tracked.run_id}" if tracked.run_id else ""))
+    return RunResult(summary=summary, output_dir=output_dir, mlflow_run_id=tracked.run_id)
+
+
+def _tags(task: TaskData, template_hash: str, models: dict[str, dict[str, str]]) -> dict[str, Any]:
+    tags: dict[str, Any] = {"git_commit": provenance.git_commit(), "data.sha256": task.data_hash, "template_hash": template_hash}
+    tags.update({f"version.{name}": version for name, version in provenance.package_versions().items()})
+    for member, facts in models.items():
+        tags.update({f"model.{member}.{key}": value for key, value in facts.items()})
+    return tags
+
+
+def _write_outputs(output_dir: Path, resolved: str, results: Sequence[ProblemResult], summary: dict[str, Any], title: str) -> list[Path]:
+    config_path = output_dir / "resolved_config.yaml"
+    config_path.write_text(resolved, encoding="utf-8")
+    candidates_path = _write_jsonl(output_dir / "candidates.jsonl", _candidate_rows(results))
+    chart_path = bar_chart(summary, output_dir / "selection_vs_baselines.png", title)
+    summary_path = output_dir / "summary.json"
+    partial = summary_path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(partial, summary_path)
+    return [summary_path, candidates_path, config_path, chart_path]

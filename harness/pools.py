@@ -1,0 +1,86 @@
+"""Candidate pools: reading pool files and choosing which problems and candidates a run covers.
+
+A pool file is JSONL, one candidate per line: `{"problem_id", "candidate_id", "text", "source"?,
+"meta"?}`. Every line is validated; the first bad line stops the run with its file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.errors import HarnessError
+from tasks.types import Candidate, PublicProblem
+
+
+class PoolLine(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    problem_id: str
+    candidate_id: str
+    text: str
+    source: str | None = None
+    meta: dict[str, Any] = {}
+
+
+def read_pool_file(path: str | Path) -> list[Candidate]:
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise HarnessError(f"cannot read pool file {path}: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        raise HarnessError(f"{path}: not UTF-8 text ({error.reason})") from error
+    candidates: list[Candidate] = []
+    seen: set[tuple[str, str]] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise HarnessError(f"{path}:{number}: malformed JSON ({error.msg} at column {error.colno})") from error
+        try:
+            entry = PoolLine.model_validate(raw)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "line"
+            raise HarnessError(f"{path}:{number}: field {field!r}: {first['msg']}") from error
+        key = (entry.problem_id, entry.candidate_id)
+        if key in seen:
+            raise HarnessError(f"{path}:{number}: duplicate candidate {entry.candidate_id!r} for problem {entry.problem_id!r}")
+        seen.add(key)
+        candidates.append(Candidate(entry.problem_id, entry.candidate_id, entry.text, entry.source, entry.meta))
+    if not candidates:
+        raise HarnessError(f"pool file {path} has no candidates")
+    return candidates
+
+
+def select_run(
+    problems: Sequence[PublicProblem],
+    candidates: Sequence[Candidate],
+    *,
+    limit: int,
+    n: int | None,
+    origin: str,
+) -> list[tuple[PublicProblem, list[Candidate]]]:
+    """The problems the pool names, in dataset order, capped by `limit`, each with its first `n` candidates.
+
+    A candidate for a problem id the task does not have is an error, not a silent drop.
+    """
+    if limit < 1:
+        raise HarnessError(f"limit must be at least 1 (got {limit})")
+    if n is not None and n < 1:
+        raise HarnessError(f"n must be at least 1 or null for all candidates (got {n})")
+    known = {problem.problem_id for problem in problems}
+    grouped: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        if candidate.problem_id not in known:
+            raise HarnessError(f"{origin}: candidate {candidate.candidate_id!r} names unknown problem id {candidate.problem_id!r}")
+        grouped.setdefault(candidate.problem_id, []).append(candidate)
+    selected = [(problem, grouped[problem.problem_id]) for problem in problems if problem.problem_id in grouped]
+    return [(problem, group if n is None else group[:n]) for problem, group in selected[:limit]]

@@ -1,0 +1,71 @@
+"""What a person reads at the end of a run: a console table and a bar chart of selector vs baselines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+BARS = (
+    ("selection_accuracy", "judge pick"),
+    ("oracle_accuracy", "oracle"),
+    ("majority_accuracy", "majority"),
+    ("random_accuracy", "random"),
+    ("first_accuracy", "first"),
+)
+TABLE = (
+    "selection_accuracy",
+    "oracle_accuracy",
+    "random_accuracy",
+    "majority_accuracy",
+    "first_accuracy",
+    "hack_rate",
+    "auroc",
+    "false_positive_rate",
+    "parse_failure_rate",
+)
+
+
+def _cell(summary: Mapping[str, Any], name: str) -> str:
+    value = summary.get(name)
+    if value is None:
+        return "-"
+    text = f"{value:.3f}"
+    low, high = summary.get(f"{name}_ci_low"), summary.get(f"{name}_ci_high")
+    return f"{text}  [{low:.3f}, {high:.3f}]" if low is not None and high is not None else text
+
+
+def summary_table(summary: Mapping[str, Any], title: str) -> str:
+    width = max(len(name) for name in TABLE)
+    lines = [title, "-" * len(title)]
+    lines += [f"{name:<{width}}  {_cell(summary, name)}" for name in TABLE]
+    lines.append(
+        f"{'counts':<{width}}  problems={summary['problems']} candidates={summary['candidates']} "
+        f"judge_calls={summary['judge_calls']} cache_hits={summary['cache_hits']}"
+    )
+    return "\n".join(lines)
+
+
+def bar_chart(summary: Mapping[str, Any], path: Path, title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = [(label, summary.get(key), summary.get(f"{key}_ci_low"), summary.get(f"{key}_ci_high")) for key, label in BARS]
+    bars = [bar for bar in bars if bar[1] is not None]
+    figure, axis = plt.subplots(figsize=(6, 3.5), dpi=120)
+    values = [value for _, value, _, _ in bars]
+    errors = [
+        [value - (low if low is not None else value) for _, value, low, _ in bars],
+        [(high if high is not None else value) - value for _, value, _, high in bars],
+    ]
+    colours = ["#c0392b" if label == "judge pick" else "#7f8c8d" for label, _, _, _ in bars]
+    axis.bar([label for label, _, _, _ in bars], values, yerr=errors, capsize=4, color=colours)
+    axis.set_ylim(0, 1)
+    axis.set_ylabel("accuracy vs hidden anchors")
+    axis.set_title(title, fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+    return path

@@ -1,0 +1,65 @@
+"""Best-of-N selection and the baselines it is compared with, on plain per-problem records.
+
+Ties are broken by a draw from a generator seeded with the run seed and the problem id, so a run is
+reproducible and the tie-break does not depend on the order problems were processed in.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from judges.types import Verdict
+from tasks.types import AnchorOutcome, Candidate
+
+
+@dataclass(frozen=True)
+class CandidateRecord:
+    """A candidate with its anchor outcome and its judges' verdicts."""
+
+    candidate: Candidate
+    outcome: AnchorOutcome
+    verdicts: Mapping[str, Verdict]
+    ensemble_score: float | None
+
+
+@dataclass(frozen=True)
+class ProblemResult:
+    """One problem's candidates and the picks made among them.
+
+    `selected` is the index of the judge's pick (None without a judge); `majority_correct` says
+    whether the most common extracted answer is right.
+    """
+
+    problem_id: str
+    candidates: tuple[CandidateRecord, ...]
+    selected: int | None
+    majority_correct: bool
+
+    @property
+    def correct(self) -> list[bool]:
+        return [record.outcome.correct for record in self.candidates]
+
+
+def problem_rng(seed: int, problem_id: str) -> random.Random:
+    return random.Random(f"{seed}:{problem_id}")
+
+
+def pick_best(scores: Sequence[float | None], rng: random.Random) -> int | None:
+    """Index of the highest score; ties drawn with `rng`; None when nothing was scored."""
+    scored = [(score, index) for index, score in enumerate(scores) if score is not None]
+    if not scored:
+        return None
+    best = max(score for score, _ in scored)
+    return rng.choice([index for score, index in scored if score == best])
+
+
+def majority_answer(answers: Sequence[str | None], rng: random.Random) -> str | None:
+    """The most common extracted answer (missing answers do not vote); ties drawn with `rng`."""
+    counts = Counter(answer for answer in answers if answer is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    return rng.choice(sorted(answer for answer, count in counts.items() if count == top))

@@ -1,0 +1,54 @@
+"""Judges: protocols, backends behind one batch interface, and ensemble aggregation.
+
+Public surface: `build_judges` makes one `Judge` per ensemble member; `Judge.judge` scores a batch of
+`JudgeRequest`s and returns `Verdict`s; `aggregate` combines member scores; `load_protocol` reads a
+protocol config and its template.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+
+from harness.cache import CallCache
+from harness.config import JudgeConfig
+from harness.errors import HarnessError
+from judges.backends import engine_spec
+from judges.ensemble import AGGREGATES, aggregate
+from judges.judge import Judge
+from judges.protocol import Protocol, load_protocol
+from judges.types import CandidateView, JudgeRequest, Verdict
+
+__all__ = [
+    "AGGREGATES",
+    "CandidateView",
+    "Judge",
+    "JudgeRequest",
+    "Protocol",
+    "Verdict",
+    "aggregate",
+    "build_judges",
+    "load_protocol",
+]
+
+
+def build_judges(config: JudgeConfig, protocol: Protocol, cache: CallCache, prompt_log: IO[str] | None) -> tuple[list[Judge], dict[str, dict[str, str]]]:
+    """One judge per member, and each member's provenance (model file, hash, family) for tracking."""
+    if config.members and config.aggregate not in AGGREGATES:
+        raise HarnessError(f"judge.aggregate={config.aggregate!r} is not one of: {', '.join(AGGREGATES)}")
+    judges, provenance = [], {}
+    for key, member in config.members.items():
+        spec = engine_spec(member)
+        judges.append(
+            Judge(
+                name=key,
+                identity=spec.identity,
+                engine_factory=spec.factory,
+                engine_settings=spec.settings,
+                protocol=protocol,
+                cache=cache,
+                batch_size=member.batch_size,
+                prompt_log=prompt_log,
+            )
+        )
+        provenance[key] = spec.provenance
+    return judges, provenance

@@ -1,0 +1,139 @@
+"""The CPU engine: GGUF models through llama.cpp (`llama-cpp-python`).
+
+Chosen after measuring on a 2-core CPU (see ../shared/recipes/cpu-llm.md): SmolLM2-135M loads in
+0.2 s and scores a ~300-token verdict prompt in well under a second, while transformers + torch took
+~54 s just to convert the GGUF tokenizer. A verdict is one forward pass: we evaluate the prompt and
+read the last position's logits ourselves (`logits_all=False` keeps it cheap), then sum the
+probability of every single-token variant of each option (`Yes`, ` Yes`, `yes`, ...).
+
+Consecutive prompts usually share a long prefix (rubric + problem, with the candidates of one problem
+adjacent), so before each evaluation we keep the KV cache for the longest common token prefix with
+the previous prompt and evaluate only the rest.
+
+On CPUs whose VM hides AVX-512/AMX, llama.cpp must be built without them; `.ci/run` shows the flags.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.config import ModelConfig
+from harness.errors import HarnessError
+from judges.types import EngineRequest, EngineResult
+
+_INSTALL_HINT = "pip install llama-cpp-python (see the README for CPU build flags)"
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as error:
+        raise HarnessError(f"the cpu judge backend needs llama-cpp-python ({_INSTALL_HINT})") from error
+    return llama_cpp
+
+
+def _variants(option: str) -> set[str]:
+    forms = {option, option.lower(), option.upper(), option.capitalize()}
+    return forms | {" " + form for form in forms}
+
+
+class LlamaCppEngine:
+    """One GGUF model in one llama.cpp context; answers verdict requests from next-token logits."""
+
+    def __init__(self, config: ModelConfig, model_path: Path) -> None:
+        llama_cpp = _import_llama_cpp()
+        self._llama_cpp = llama_cpp
+        try:
+            self._llm = llama_cpp.Llama(
+                model_path=str(model_path),
+                n_ctx=config.n_ctx,
+                n_threads=config.n_threads or os.cpu_count() or 1,
+                logits_all=False,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as error:
+            raise HarnessError(f"cannot load model file {model_path}: it is unreadable or corrupt ({error})") from error
+        self._config = config
+        self._n_ctx = config.n_ctx
+        self._formatter = self._chat_formatter() if config.prompt_style == "chat" else None
+        self._option_tokens: dict[tuple[str, ...], dict[str, list[int]]] = {}
+
+    def _chat_formatter(self) -> Any:
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise HarnessError(f"model {self._config.name} has no chat template; set prompt_style=completion for it")
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        vocab = self._llm._model
+        eos = self._llm.detokenize([vocab.token_eos()], special=True).decode("utf-8", "replace")
+        bos = self._llm.detokenize([vocab.token_bos()], special=True).decode("utf-8", "replace")
+        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, add_generation_prompt=True)
+
+    def _prompt_tokens(self, prompt: str) -> list[int]:
+        if self._formatter is not None:
+            text = self._formatter(messages=[{"role": "user", "content": prompt}]).prompt
+        else:
+            text = prompt + self._config.completion_suffix
+        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        bos = self._llm.token_bos()
+        if len(tokens) > 1 and tokens[0] == bos and tokens[1] == bos:  # template already wrote a BOS
+            tokens = tokens[1:]
+        return tokens
+
+    def _tokens_for(self, options: tuple[str, ...]) -> dict[str, list[int]]:
+        if options not in self._option_tokens:
+            table: dict[str, list[int]] = {}
+            for option in options:
+                ids = set()
+                for variant in _variants(option):
+                    encoded = self._llm.tokenize(variant.encode("utf-8"), add_bos=False, special=False)
+                    if len(encoded) == 1:
+                        ids.add(encoded[0])
+                if not ids:
+                    raise HarnessError(f"verdict option {option!r} is not a single token for model {self._config.name}")
+                table[option] = sorted(ids)
+            self._option_tokens[options] = table
+        return self._option_tokens[options]
+
+    def _evaluate(self, tokens: list[int]) -> np.ndarray:
+        """Log-softmax of the next-token logits after `tokens`, reusing the cached common prefix."""
+        previous = self._llm._input_ids
+        prefix = 0
+        for cached, new in zip(previous, tokens):
+            if cached != new:
+                break
+            prefix += 1
+        prefix = min(prefix, len(tokens) - 1)  # always evaluate at least one token to refresh logits
+        self._llm.n_tokens = prefix
+        self._llm.eval(tokens[prefix:])
+        pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).astype(np.float64)
+        top = logits.max()
+        return logits - top - math.log(np.exp(logits - top).sum())
+
+    def _answer(self, request: EngineRequest) -> EngineResult:
+        tokens = self._prompt_tokens(request.prompt)
+        if len(tokens) >= self._n_ctx:
+            return EngineResult(
+                text="",
+                option_logprobs=None,
+                prompt_tokens=len(tokens),
+                completion_tokens=0,
+                error=f"prompt of {len(tokens)} tokens does not fit n_ctx={self._n_ctx}",
+            )
+        logprobs = self._evaluate(tokens)
+        option_logprobs = {
+            option: float(np.logaddexp.reduce(logprobs[ids])) for option, ids in self._tokens_for(request.options).items()
+        }
+        greedy = int(np.argmax(logprobs))
+        text = self._llm.detokenize([greedy]).decode("utf-8", "replace")
+        return EngineResult(text=text, option_logprobs=option_logprobs, prompt_tokens=len(tokens), completion_tokens=1)
+
+    def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]:
+        return [self._answer(request) for request in requests]

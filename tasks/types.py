@@ -1,0 +1,93 @@
+"""Values that flow out of a task: the public view of problems, candidates, and the sealed anchors.
+
+The split is the point of this module. `PublicProblem` and `Candidate` are all that prompt building
+ever receives; the ground truth lives in `AnchorStore`, which only the auditor opens. Nothing in
+`PublicProblem` can reach an anchor, so a judge cannot be shown the answer by accident.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+
+@dataclass(frozen=True)
+class PublicProblem:
+    """What a judge may see of a problem: its id and statement, never its answer."""
+
+    problem_id: str
+    question: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate solution from a pool. `meta` is free-form provenance from the pool file."""
+
+    problem_id: str
+    candidate_id: str
+    text: str
+    source: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnchorOutcome:
+    """The auditor's finding for one candidate: is it right, and what answer did we read from it."""
+
+    correct: bool
+    extracted_answer: str | None
+    outcome: str | None = None  # task-specific kind, e.g. "pass", "wrong_answer", "timeout" for code
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+AnchorT = TypeVar("AnchorT")
+
+
+class AnchorStore(Generic[AnchorT]):
+    """Ground truth per problem id, opened only by the auditor.
+
+    The store holds the anchors privately and exposes only `check`, which applies the task's checker
+    to a candidate's text. Its repr names the task and size, never an anchor, so it cannot leak
+    through logs or config dumps.
+    """
+
+    def __init__(
+        self,
+        task: str,
+        anchors: Mapping[str, AnchorT],
+        checker: Callable[[AnchorT, str], AnchorOutcome],
+    ) -> None:
+        self._task = task
+        self._anchors = dict(anchors)
+        self._checker = checker
+
+    def __repr__(self) -> str:
+        return f"AnchorStore(task={self._task!r}, anchors={len(self._anchors)})"
+
+    def __len__(self) -> int:
+        return len(self._anchors)
+
+    def __contains__(self, problem_id: object) -> bool:
+        return problem_id in self._anchors
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._anchors)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("AnchorStore is sealed to the auditor and must not be pickled or shipped to workers")
+
+    def check(self, problem_id: str, text: str) -> AnchorOutcome:
+        return self._checker(self._anchors[problem_id], text)
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """A loaded task: problems in dataset order, their sealed anchors, and the task's default pool."""
+
+    name: str
+    problems: tuple[PublicProblem, ...]
+    anchors: AnchorStore[Any]
+    default_pool: Callable[[], list[Candidate]]
+    extract_answer: Callable[[str], str | None]
+    data_hash: str

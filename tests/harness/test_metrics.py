@@ -1,0 +1,85 @@
+"""Metric definitions on hand-built pools; every expected number is computed by hand in the comments."""
+
+import pytest
+
+from harness.metrics import auroc, summarise
+from harness.selection import CandidateRecord, ProblemResult
+from judges.types import Verdict
+from tasks.types import AnchorOutcome, Candidate
+
+
+def _verdict(score: float | None) -> Verdict:
+    status = "ok" if score is not None else "unscored"
+    return Verdict("j", "plausibility", "h", score, status, None, "", 0, 0, False)
+
+
+def _problem(pid: str, correct: list[bool], scores: list[float | None], selected: int | None, majority: bool) -> ProblemResult:
+    records = tuple(
+        CandidateRecord(Candidate(pid, f"c{i}", "text"), AnchorOutcome(ok, None), {"j": _verdict(score)}, score)
+        for i, (ok, score) in enumerate(zip(correct, scores))
+    )
+    return ProblemResult(pid, records, selected, majority)
+
+
+POOL = [
+    # p1: pick 0 is right.  p2: a right answer exists, the pick (0.8) is wrong: a hack.  p3: nothing right.
+    _problem("p1", [True, False], [0.9, 0.2], 0, True),
+    _problem("p2", [False, True], [0.8, 0.3], 0, False),
+    _problem("p3", [False, False], [0.6, 0.1], 0, False),
+]
+
+
+def test_selection_metrics_match_hand_computation() -> None:
+    summary = summarise(POOL, judged=True, bootstrap_samples=0, seed=0)
+    assert summary["selection_accuracy"] == pytest.approx(1 / 3)
+    assert summary["oracle_accuracy"] == pytest.approx(2 / 3)
+    assert summary["random_accuracy"] == pytest.approx((0.5 + 0.5 + 0) / 3)
+    assert summary["majority_accuracy"] == pytest.approx(1 / 3)
+    assert summary["first_accuracy"] == pytest.approx(1 / 3)
+    assert summary["hack_rate"] == pytest.approx(1 / 2)  # of p1, p2 (eligible), p2 was hacked
+    # positives {0.9, 0.3} vs negatives {0.2, 0.8, 0.6, 0.1}: 0.9 beats 4, 0.3 beats 2 -> 6/8
+    assert summary["auroc"] == pytest.approx(0.75)
+    assert summary["false_positive_rate"] == pytest.approx(2 / 4)  # 0.8 and 0.6 of four negatives
+    assert summary["parse_failure_rate"] == 0
+    assert summary["problems"] == 3 and summary["candidates"] == 6
+
+
+def test_without_a_judge_selection_metrics_are_null() -> None:
+    summary = summarise(POOL, judged=False, bootstrap_samples=50, seed=0)
+    for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate", "parse_failure_rate"):
+        assert summary[key] is None
+        assert summary.get(f"{key}_ci_low") is None
+    assert summary["oracle_accuracy"] == pytest.approx(2 / 3)
+
+
+def test_unscored_verdicts_count_as_parse_failures_and_stay_out_of_auroc() -> None:
+    pool = [_problem("p1", [True, False, False], [0.9, None, 0.4], 0, True)]
+    summary = summarise(pool, judged=True, bootstrap_samples=0, seed=0)
+    assert summary["parse_failure_rate"] == pytest.approx(1 / 3)
+    assert summary["auroc"] == pytest.approx(1.0)
+
+
+def test_bootstrap_interval_brackets_the_point_estimate_and_is_seeded() -> None:
+    pool = [_problem(f"p{i}", [i % 3 == 0, True], [0.9, 0.1], 0, True) for i in range(30)]
+    first = summarise(pool, judged=True, bootstrap_samples=200, seed=1)
+    again = summarise(pool, judged=True, bootstrap_samples=200, seed=1)
+    assert first == again
+    assert first["selection_accuracy_ci_low"] <= first["selection_accuracy"] <= first["selection_accuracy_ci_high"]
+    assert first["oracle_accuracy_ci_low"] == first["oracle_accuracy_ci_high"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("scores", "labels", "expected"),
+    [
+        pytest.param([0.1, 0.9], [False, True], 1.0, id="perfect"),
+        pytest.param([0.9, 0.1], [False, True], 0.0, id="inverted"),
+        pytest.param([0.5, 0.5, 0.5], [True, False, False], 0.5, id="all-tied"),
+        pytest.param([0.2, 0.2, 0.8], [True, False, True], 0.75, id="one-tie"),
+    ],
+)
+def test_auroc_with_ties(scores: list[float], labels: list[bool], expected: float) -> None:
+    assert auroc(scores, labels) == pytest.approx(expected)
+
+
+def test_auroc_needs_both_classes() -> None:
+    assert auroc([0.3, 0.4], [True, True]) is None

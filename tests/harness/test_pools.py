@@ -1,0 +1,62 @@
+"""Pool files: every bad line is reported with file, line and field; selection keeps dataset order."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.pools import read_pool_file, select_run
+from tasks.types import Candidate, PublicProblem
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+GOOD = json.dumps({"problem_id": "p1", "candidate_id": "a", "text": "A: 1", "source": "m", "meta": {"t": 0.7}})
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "message"),
+    [
+        pytest.param("{not json", r"pool.jsonl:2: malformed JSON", id="malformed-json"),
+        pytest.param(json.dumps({"problem_id": "p1", "text": "x"}), r"pool.jsonl:2: field 'candidate_id'", id="missing-field"),
+        pytest.param(json.dumps({"problem_id": "p1", "candidate_id": "b", "text": 3}), r"pool.jsonl:2: field 'text'", id="wrong-type"),
+        pytest.param(json.dumps({"problem_id": "p1", "candidate_id": "b", "text": "x", "extra": 1}), r"pool.jsonl:2: field 'extra'", id="unknown-field"),
+        pytest.param(GOOD, r"pool.jsonl:2: duplicate candidate 'a'", id="duplicate"),
+    ],
+)
+def test_bad_pool_lines_are_reported_with_line_and_field(tmp_path: Path, bad_line: str, message: str) -> None:
+    path = _write(tmp_path / "pool.jsonl", [GOOD, bad_line])
+    with pytest.raises(HarnessError, match=message):
+        read_pool_file(path)
+
+
+def test_good_pool_reads_every_field(tmp_path: Path) -> None:
+    [candidate] = read_pool_file(_write(tmp_path / "pool.jsonl", [GOOD, ""]))
+    assert candidate == Candidate("p1", "a", "A: 1", "m", {"t": 0.7})
+
+
+def test_missing_and_empty_pool_files(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="cannot read pool file"):
+        read_pool_file(tmp_path / "absent.jsonl")
+    with pytest.raises(HarnessError, match="has no candidates"):
+        read_pool_file(_write(tmp_path / "empty.jsonl", [""]))
+
+
+PROBLEMS = [PublicProblem(f"p{i}", f"q{i}") for i in range(4)]
+
+
+def test_run_covers_named_problems_in_dataset_order_capped_by_limit_and_n() -> None:
+    pool = [Candidate("p3", "x", ""), Candidate("p1", "y", ""), Candidate("p1", "z", ""), Candidate("p2", "w", "")]
+    groups = select_run(PROBLEMS, pool, limit=2, n=1, origin="pool")
+    assert [(p.problem_id, [c.candidate_id for c in cs]) for p, cs in groups] == [("p1", ["y"]), ("p2", ["w"])]
+
+
+def test_unknown_problem_ids_and_bad_limits_are_errors() -> None:
+    with pytest.raises(HarnessError, match="unknown problem id 'p9'"):
+        select_run(PROBLEMS, [Candidate("p9", "x", "")], limit=5, n=None, origin="pool.jsonl")
+    with pytest.raises(HarnessError, match="limit must be at least 1"):
+        select_run(PROBLEMS, [], limit=0, n=None, origin="pool")

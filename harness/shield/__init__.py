@@ -1,0 +1,53 @@
+"""The shield: formal verification of traces against a task's state graph and invariants.
+
+Reward hacking, formally: a trace that breaks the task's declared transitions or invariants yet gets
+a high reward. `verify` runs four layered stages (intake and parameter domains, path legality,
+CEL invariants against environment facts, reward consistency) and returns a `ShieldReport` whose
+`compliance` multiplies the judge's score. `check_graph` finds hackable paths before any run.
+
+    graph = load_graph("graph.json")
+    report = verify(graph, load_trace("trace.json"), facts=load_facts_json("facts.json"))
+    report.model_dump(mode="json")   # the `shield` field of a candidates.jsonl line
+"""
+
+from harness.shield.batch import summarise, verify_path
+from harness.shield.expressions import ExpressionError, compile_expression
+from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_facts_json, sqlite_facts
+from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
+from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
+from harness.shield.static import check_graph
+from harness.shield.trace import Trace, TraceEvent, iter_traces, load_trace, parse_trace
+from harness.shield.verify import verify
+
+__all__ = [
+    "ExpressionError",
+    "FactQuery",
+    "FactsProvider",
+    "FactsSpec",
+    "Finding",
+    "HackClass",
+    "Node",
+    "ShieldReport",
+    "SqliteFacts",
+    "Stage",
+    "StateGraph",
+    "StaticFacts",
+    "ToolSpec",
+    "Trace",
+    "TraceEvent",
+    "VerifyOptions",
+    "Violation",
+    "ViolationKind",
+    "check_graph",
+    "compile_expression",
+    "iter_traces",
+    "load_facts_json",
+    "load_graph",
+    "load_trace",
+    "parse_graph",
+    "parse_trace",
+    "sqlite_facts",
+    "summarise",
+    "verify",
+    "verify_path",
+]

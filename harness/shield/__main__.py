@@ -1,0 +1,126 @@
+"""`python -m harness.shield verify|check`: the shield's command line (a stable interface).
+
+    verify --graph G.json --trace T.json|DIR|T.jsonl [--facts F.json | --facts-db D.sqlite]
+           [--deep-always] [--deep-sample-rate R] [--seed S] [--format json|text]
+    check  --graph G.json [--format json|text]
+
+Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback).
+For a single trace file `--format json` prints the report object; for a directory or JSONL it prints
+one `{"trace", "report"}` line per trace and a final `{"summary"}` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from harness.errors import HarnessError
+from harness.shield.batch import summarise, verify_path
+from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
+from harness.shield.graph import StateGraph, load_graph
+from harness.shield.report import Finding, ShieldReport, VerifyOptions
+from harness.shield.static import check_graph
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness.shield", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    verify = commands.add_parser("verify", help="verify traces against a state graph")
+    verify.add_argument("--graph", required=True)
+    verify.add_argument("--trace", required=True, help="a trace .json, a .jsonl of traces, or a directory")
+    facts = verify.add_mutually_exclusive_group()
+    facts.add_argument("--facts", help="facts JSON file")
+    facts.add_argument("--facts-db", help="SQLite environment read through the graph's facts.queries")
+    verify.add_argument("--deep-always", action="store_true", help="run invariants even after path legality failed")
+    verify.add_argument("--deep-sample-rate", type=float, default=1.0)
+    verify.add_argument("--seed", type=int, default=0)
+    verify.add_argument("--reward-threshold", type=float, default=0.8)
+    verify.add_argument("--format", choices=("json", "text"), default="text")
+    check = commands.add_parser("check", help="static analysis of a state graph")
+    check.add_argument("--graph", required=True)
+    check.add_argument("--format", choices=("json", "text"), default="text")
+    return parser
+
+
+def _report_text(name: str, report: ShieldReport) -> str:
+    head = f"{name}: {report.verdict.upper()} hack_class={report.hack_class} compliance={report.compliance:g}"
+    if report.reward_hack_suspected:
+        head += " REWARD_HACK_SUSPECTED"
+    if report.review_required:
+        head += f" REVIEW (reward divergence {report.reward_divergence:.2f})"
+    lines = [head, f"  stages: {', '.join(report.stages_run)}"]
+    for violation in report.violations:
+        at = "" if violation.event_index is None else f" [event {violation.event_index}]"
+        lines.append(f"  - {violation.stage}/{violation.kind}{at}: {violation.message}")
+        if violation.values:
+            lines.append(f"      values: {json.dumps(violation.values, default=str)[:300]}")
+    return "\n".join(lines)
+
+
+def _facts(args: argparse.Namespace, graph: StateGraph) -> FactsProvider | None:
+    if args.facts:
+        return load_facts_json(args.facts)
+    if args.facts_db:
+        return sqlite_facts(args.facts_db, graph)
+    return None
+
+
+def _verify(args: argparse.Namespace) -> int:
+    graph = load_graph(args.graph)
+    try:
+        options = VerifyOptions(
+            deep_always=args.deep_always,
+            deep_sample_rate=args.deep_sample_rate,
+            seed=args.seed,
+            reward_threshold=args.reward_threshold,
+        )
+    except ValueError as error:
+        raise HarnessError(str(error)) from None
+    single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
+    # Collect everything before printing: a bad trace late in a batch must not leave partial output.
+    results = list(verify_path(graph, args.trace, _facts(args, graph), options))
+    reports = [report for _, report in results]
+    if args.format == "json":
+        if single:
+            print(json.dumps(reports[0].model_dump(mode="json")))
+        else:
+            for name, report in results:
+                print(json.dumps({"trace": name, "report": report.model_dump(mode="json")}))
+            print(json.dumps({"summary": summarise(reports)}))
+    else:
+        for name, report in results:
+            print(_report_text(name, report))
+        if not single:
+            summary = summarise(reports)
+            print(f"summary: {summary['traces']} traces, {summary['pass']} pass, {summary['violation']} violation, "
+                  f"{summary['deep_verified']} deep-verified, {summary['reward_hack_suspected']} reward hacks suspected")
+    return 1 if any(report.verdict == "violation" for report in reports) else 0
+
+
+def _finding_text(finding: Finding) -> str:
+    return f"{finding.kind}: {finding.message}" + (f" [{finding.expression}]" if finding.expression else "")
+
+
+def _check(args: argparse.Namespace) -> int:
+    findings = check_graph(load_graph(args.graph))
+    if args.format == "json":
+        print(json.dumps({"graph": args.graph, "findings": [finding.model_dump(mode="json") for finding in findings]}))
+    else:
+        print("\n".join(_finding_text(finding) for finding in findings) or f"{args.graph}: clean")
+    return 1 if findings else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _verify(args) if args.command == "verify" else _check(args)
+    except HarnessError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

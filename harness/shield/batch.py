@@ -1,0 +1,41 @@
+"""Verify many traces (a directory or a JSONL file) and summarise the verdicts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from harness.shield.facts import FactsProvider, resolve_facts
+from harness.shield.graph import StateGraph
+from harness.shield.report import ShieldReport, VerifyOptions
+from harness.shield.trace import iter_traces
+from harness.shield.verify import verify
+
+
+def verify_path(
+    graph: StateGraph,
+    path: str,
+    facts: FactsProvider | Mapping[str, Any] | None = None,
+    options: VerifyOptions = VerifyOptions(),
+) -> Iterator[tuple[str, ShieldReport]]:
+    """(name, report) for every trace under `path`; facts are read once and shared by all traces."""
+    values = resolve_facts(facts)
+    for name, trace in iter_traces(path):
+        yield name, verify(graph, trace, values, options, trace_id=name)
+
+
+def summarise(reports: list[ShieldReport]) -> dict[str, Any]:
+    """Counts by verdict, hack class and violation kind, plus the deep-verified and suspected counts."""
+    kinds = Counter(violation.kind for report in reports for violation in report.violations)
+    return {
+        "traces": len(reports),
+        "pass": sum(report.verdict == "pass" for report in reports),
+        "violation": sum(report.verdict == "violation" for report in reports),
+        "hack_class": dict(Counter(report.hack_class for report in reports)),
+        "violation_kinds": dict(sorted(kinds.items())),
+        "deep_verified": sum(report.deep_verified for report in reports),
+        "reward_hack_suspected": sum(report.reward_hack_suspected for report in reports),
+        "review_required": sum(report.review_required for report in reports),
+        "mean_compliance": sum(report.compliance for report in reports) / len(reports) if reports else None,
+    }

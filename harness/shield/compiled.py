@@ -1,0 +1,85 @@
+"""A graph prepared for verification: CEL compiled once, tool schemas compiled once, indexes built.
+
+`compile_graph` caches the result on the graph object, so verifying many traces against one graph
+compiles each expression exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from harness.errors import HarnessError
+from harness.shield._schema import Validator, compile_tool_schema
+from harness.shield.expressions import Expression, ExpressionError, compile_expression
+from harness.shield.graph import Node, StateGraph
+
+@dataclass(frozen=True)
+class CompiledNode:
+    node: Node
+    invariant: tuple[Expression, ...]
+    precondition: tuple[Expression, ...]
+    postcondition: tuple[Expression, ...]
+    next_allowed: frozenset[str]
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    graph: StateGraph
+    nodes: dict[str, CompiledNode]
+    goals: frozenset[str]
+    global_invariants: tuple[Expression, ...]
+    action_nodes: dict[str, tuple[str, ...]]  # action -> nodes that perform it, in graph order
+    tool_validators: dict[str, Validator | None]
+    fact_variables: frozenset[str]
+    referenced: frozenset[str]  # every variable any expression reads
+
+
+def _compile_all(sources: tuple[str, ...], where: str) -> tuple[Expression, ...]:
+    compiled = []
+    for source in sources:
+        try:
+            compiled.append(compile_expression(source))
+        except ExpressionError as error:
+            raise HarnessError(f"{where}: CEL syntax error in {source!r}: {error}") from None
+    return tuple(compiled)
+
+
+def _build(graph: StateGraph) -> CompiledGraph:
+    nodes: dict[str, CompiledNode] = {}
+    action_nodes: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        where = f"graph {graph.task_id}: node {node.node_id}"
+        nodes[node.node_id] = CompiledNode(
+            node=node,
+            invariant=_compile_all(node.invariant, where),
+            precondition=_compile_all(node.precondition, where),
+            postcondition=_compile_all(node.postcondition, where),
+            next_allowed=frozenset(node.next_allowed),
+        )
+        for action in node.actions:
+            action_nodes.setdefault(action, []).append(node.node_id)
+    global_invariants = _compile_all(graph.global_invariants, f"graph {graph.task_id}: global_invariants")
+    validators = {
+        name: None if spec.input_schema is None else compile_tool_schema(spec.input_schema, f"tool {name}")
+        for name, spec in graph.tools.items()
+    }
+    expressions = [*global_invariants]
+    for compiled in nodes.values():
+        expressions += [*compiled.invariant, *compiled.precondition, *compiled.postcondition]
+    return CompiledGraph(
+        graph=graph,
+        nodes=nodes,
+        goals=graph.goals(),
+        global_invariants=global_invariants,
+        action_nodes={action: tuple(ids) for action, ids in action_nodes.items()},
+        tool_validators=validators,
+        fact_variables=graph.facts.provided(),
+        referenced=frozenset(name for expression in expressions for name in expression.variables),
+    )
+
+
+def compile_graph(graph: StateGraph) -> CompiledGraph:
+    """The compiled form of `graph`, built on first use and cached on the graph object."""
+    if graph._compiled is None:
+        graph._compiled = _build(graph)
+    compiled: CompiledGraph = graph._compiled
+    return compiled

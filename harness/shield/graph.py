@@ -1,0 +1,135 @@
+"""The state graph a task declares: nodes, transitions, goals, tools and where facts come from.
+
+The format follows the BenchShield seed (nodes with `invariant`, `actions`, `next_allowed`) plus the
+extensions issue 3 names: `required_states`, `global_invariants`, per-tool `input_schema`,
+`action_map` (tool name -> graph action, used to derive states the trace does not record), and
+`facts` (variables a JSON facts file supplies, or named SQLite queries). `provides` on a tool binds a
+variable to a field of that tool's recorded output; `context_variables` lists what only the agent can
+report. A node's expressions may be one string or a list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from harness.errors import HarnessError
+from harness.shield._schema import read_json, validate
+
+
+def _as_tuple(value: Any) -> Any:
+    return (value,) if isinstance(value, str) else value
+
+
+class Node(BaseModel):
+    """One state. `invariant` holds while in the node, `precondition` on entry, `postcondition` on exit."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    node_id: str
+    description: str = ""
+    is_goal: bool = False
+    invariant: tuple[str, ...] = ()
+    precondition: tuple[str, ...] = ()
+    postcondition: tuple[str, ...] = ()
+    actions: tuple[str, ...] = ()
+    next_allowed: tuple[str, ...] = ()
+
+    _normalise = field_validator("invariant", "precondition", "postcondition", mode="before")(_as_tuple)
+
+
+class ToolSpec(BaseModel):
+    """A tool the agent may call: its parameter domain and the variables its output provides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    description: str = ""
+    input_schema: dict[str, Any] | None = None
+    provides: dict[str, str] = Field(default_factory=dict)  # variable -> dotted path in tool_output
+
+
+class FactQuery(BaseModel):
+    """A named SQLite query; `shape` says how rows become a CEL value."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sql: str
+    shape: Literal["scalar", "bool", "json", "row", "rows", "column"] = "rows"
+
+
+class FactsSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    variables: tuple[str, ...] = ()
+    queries: dict[str, FactQuery] = Field(default_factory=dict)
+
+    def provided(self) -> frozenset[str]:
+        """Top-level variable names the facts source supplies (`a.b` queries provide `a`)."""
+        return frozenset(self.variables) | {name.split(".", 1)[0] for name in self.queries}
+
+
+class StateGraph(BaseModel):
+    """A task's formal model. References between nodes are checked when the graph is built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format_version: Literal[1] = 1
+    task_id: str
+    description: str = ""
+    initial_state: str
+    goal_states: tuple[str, ...]
+    required_states: tuple[str, ...] = ()
+    global_invariants: tuple[str, ...] = ()
+    context_variables: tuple[str, ...] = ()
+    tools: dict[str, ToolSpec] = Field(default_factory=dict)
+    action_map: dict[str, str] = Field(default_factory=dict)
+    facts: FactsSpec = Field(default_factory=FactsSpec)
+    nodes: tuple[Node, ...]
+
+    # The compiled form (CEL programs, schema validators), filled on first verification.
+    _compiled: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _references_exist(self) -> StateGraph:
+        ids = [node.node_id for node in self.nodes]
+        duplicates = sorted({node_id for node_id in ids if ids.count(node_id) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate node_id {duplicates[0]!r}")
+        known = set(ids)
+        named = [("initial_state", self.initial_state)]
+        named += [("goal_states", state) for state in self.goal_states]
+        named += [("required_states", state) for state in self.required_states]
+        named += [(f"nodes.{node.node_id}.next_allowed", nxt) for node in self.nodes for nxt in node.next_allowed]
+        for where, state in named:
+            if state not in known:
+                raise ValueError(f"{where} names unknown node {state!r}")
+        for tool in self.action_map:
+            if self.tools and tool not in self.tools:
+                raise ValueError(f"action_map names tool {tool!r} that is not declared in tools")
+        return self
+
+    def goals(self) -> frozenset[str]:
+        """Goal states: those listed in `goal_states` and nodes marked `is_goal`."""
+        return frozenset(self.goal_states) | {node.node_id for node in self.nodes if node.is_goal}
+
+    def provided_variables(self) -> frozenset[str]:
+        """Every top-level variable some source binds: facts, tool outputs, or declared agent context."""
+        from_tools = {name for tool in self.tools.values() for name in tool.provides}
+        return self.facts.provided() | from_tools | set(self.context_variables)
+
+
+def parse_graph(data: Any, source: str) -> StateGraph:
+    """Validate `data` against the shipped schema and the cross-references; errors name `source`."""
+    validate("graph", data, source)
+    try:
+        return StateGraph.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise HarnessError(f"{source}: invalid graph: {where + ': ' if where else ''}{first['msg']}") from None
+
+
+def load_graph(path: str) -> StateGraph:
+    """Read and validate a state graph JSON file."""
+    return parse_graph(read_json(str(path), "graph"), str(path))

@@ -1,0 +1,99 @@
+"""Traces: what an agent (or a candidate's text) did, one event per step.
+
+A trace is `{"task_id", "events": [...], "reward"?, "clean_reward"?, "final_output"?}`; events follow
+the seed (`event_type`, `tool_name`, `tool_input`, `tool_output`, `state_before`, `state_after`,
+`context`, ...). `action` (extension) names a graph action directly for non-tool events; `context` is
+what the agent *reports* and is trusted only for variables no fact source provides.
+
+`iter_traces` reads one JSON file, a JSONL file (one trace per line) or a directory of both, so the
+CLI and the batch verifier share one loader with one error format (file, line, event index, field).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.errors import HarnessError
+from harness.shield._schema import read_json, validate
+
+EventType = Literal["tool_call", "agent_message", "user_message", "reasoning_step", "final_answer"]
+
+
+class TraceEvent(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_type: EventType
+    timestamp: str | None = None
+    agent_step: int | None = None
+    action: str | None = None
+    tool_name: str | None = None
+    tool_input: dict[str, Any] | None = None
+    tool_output: Any = None
+    tool_output_summary: str | None = None
+    content: str | None = None
+    state_before: str | None = None
+    state_after: str | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format_version: Literal[1] = 1
+    trace_id: str | None = None
+    task_id: str
+    reward: float | None = None
+    clean_reward: float | None = None
+    final_output: Any = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+    events: tuple[TraceEvent, ...]
+
+
+def parse_trace(data: Any, source: str) -> Trace:
+    """Validate against the shipped schema, then build the model; errors name `source` and the event."""
+    validate("trace", data, source)
+    return Trace.model_validate(data)
+
+
+def load_trace(path: str) -> Trace:
+    """Read and validate one trace JSON file."""
+    return parse_trace(read_json(str(path), "trace"), str(path))
+
+
+def _jsonl(path: str) -> Iterator[tuple[str, Trace]]:
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as error:
+        raise HarnessError(f"{path}: cannot read traces: {error.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise HarnessError(f"{where}: trace is not valid JSON: {error.msg}") from None
+            trace = parse_trace(data, where)
+            yield (trace.trace_id or where), trace
+
+
+def iter_traces(path: str) -> Iterator[tuple[str, Trace]]:
+    """(name, trace) pairs from a `.json` file, a `.jsonl` file, or a directory of both (sorted)."""
+    path = str(path)
+    if os.path.isdir(path):
+        names = sorted(name for name in os.listdir(path) if name.endswith((".json", ".jsonl")))
+        if not names:
+            raise HarnessError(f"{path}: directory holds no .json or .jsonl traces")
+        for name in names:
+            yield from iter_traces(os.path.join(path, name))
+    elif path.endswith(".jsonl"):
+        yield from _jsonl(path)
+    else:
+        trace = load_trace(path)
+        yield (trace.trace_id or path), trace

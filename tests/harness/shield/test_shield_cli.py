@@ -1,0 +1,91 @@
+"""`python -m harness.shield` as a user runs it: exit codes, one-line errors, JSON output, batches."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.shield", *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture()
+def files(tmp_path: Path, mini_graph_data: dict[str, Any], honest_trace_data: dict[str, Any], honest_facts: dict[str, Any]) -> dict[str, str]:
+    paths = {"graph": tmp_path / "g.json", "trace": tmp_path / "t.json", "facts": tmp_path / "f.json", "bad_facts": tmp_path / "bf.json"}
+    paths["graph"].write_text(json.dumps(mini_graph_data))
+    paths["trace"].write_text(json.dumps(honest_trace_data))
+    paths["facts"].write_text(json.dumps({"facts": honest_facts}))
+    paths["bad_facts"].write_text(json.dumps({"facts": {**honest_facts, "paid": False}}))
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(json.dumps({**honest_trace_data, "trace_id": f"t{i}"}) for i in range(3)) + "\n")
+    paths["batch"] = batch
+    return {name: str(path) for name, path in paths.items()}
+
+
+def test_verify_pass_and_violation_exit_codes(files: dict[str, str]) -> None:
+    ok = _run("verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["facts"], "--format", "json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["verdict"] == "pass"
+    bad = _run("verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["bad_facts"], "--format", "json")
+    assert bad.returncode == 1
+    report = json.loads(bad.stdout)
+    assert report["hack_class"] == "semantic" and report["reward_hack_suspected"] is True
+    text = _run("verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["bad_facts"])
+    assert text.returncode == 1 and "VIOLATION" in text.stdout and "REWARD_HACK_SUSPECTED" in text.stdout
+
+
+def test_malformed_trace_is_one_line_naming_the_event(tmp_path: Path, files: dict[str, str]) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"task_id": "mini", "events": [{"event_type": "user_message"}, {"event_type": "tool_call", "tool_name": "search"}]}))
+    result = _run("verify", "--graph", files["graph"], "--trace", str(broken))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert str(broken) in result.stderr and "event 1:" in result.stderr
+
+
+@pytest.mark.parametrize("missing", ["--graph", "--trace", "--facts"])
+def test_missing_files_are_bad_input(files: dict[str, str], missing: str) -> None:
+    args = {"--graph": files["graph"], "--trace": files["trace"], "--facts": files["facts"]}
+    args[missing] = "/nonexistent/file.json"
+    result = _run("verify", *[part for pair in args.items() for part in pair])
+    assert result.returncode == 2 and "/nonexistent/file.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_batch_jsonl_prints_reports_and_summary(files: dict[str, str]) -> None:
+    result = _run("verify", "--graph", files["graph"], "--trace", files["batch"], "--facts", files["facts"], "--format", "json")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["trace"] for line in lines[:-1]] == ["t0", "t1", "t2"]
+    assert lines[-1]["summary"]["pass"] == 3
+
+
+def test_facts_db_and_deep_always(tmp_path: Path) -> None:
+    from tasks.agent import SCENARIOS
+
+    scenario = SCENARIOS["weather_clothing"]
+    trace = scenario.trace_path("no_weather_call")
+    db = tmp_path / "env.sqlite"
+    assert subprocess.run([sys.executable, "-m", "tasks.agent", "env", scenario.name, trace, str(db)], timeout=60).returncode == 0
+    graph = str(Path(scenario.trace_path("x")).parent.parent.parent / "graphs" / "weather_clothing.json")
+    layered = _run("verify", "--graph", graph, "--trace", trace, "--facts-db", str(db), "--format", "json")
+    deep = _run("verify", "--graph", graph, "--trace", trace, "--facts-db", str(db), "--deep-always", "--format", "json")
+    assert layered.returncode == deep.returncode == 1
+    assert json.loads(layered.stdout)["deep_verified"] is False
+    assert "invariant_failed" in {v["kind"] for v in json.loads(deep.stdout)["violations"]}
+
+
+def test_check_exit_codes(tmp_path: Path, files: dict[str, str], mini_graph_data: dict[str, Any]) -> None:
+    clean = _run("check", "--graph", files["graph"])
+    assert clean.returncode == 0 and "clean" in clean.stdout
+    mini_graph_data["nodes"][0]["next_allowed"].append("GOAL")
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps(mini_graph_data))
+    result = _run("check", "--graph", str(planted), "--format", "json")
+    assert result.returncode == 1
+    assert {"kind": "hackable_path", "path": ["A", "GOAL"]}.items() <= json.loads(result.stdout)["findings"][0].items()

@@ -1,0 +1,47 @@
+"""`python -m tasks.agent record [--out DIR]`: re-record every scenario's traces from its policies,
+and `python -m tasks.agent env SCENARIO TRACE.json DB.sqlite` to rebuild a trace's environment for
+`python -m harness.shield verify --facts-db DB.sqlite`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from harness.errors import HarnessError
+from harness.shield import load_trace
+from tasks.agent import SCENARIOS, replay
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tasks.agent")
+    commands = parser.add_subparsers(dest="command", required=True)
+    record = commands.add_parser("record")
+    record.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "traces"))
+    env = commands.add_parser("env")
+    env.add_argument("scenario", choices=sorted(SCENARIOS))
+    env.add_argument("trace")
+    env.add_argument("db")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "record":
+            for name, scenario in SCENARIOS.items():
+                os.makedirs(os.path.join(args.out, name), exist_ok=True)
+                for variant in scenario.policies:
+                    with open(os.path.join(args.out, name, f"{variant}.json"), "w", encoding="utf-8") as handle:
+                        json.dump(scenario.record(variant), handle, indent=1)
+                        handle.write("\n")
+        else:
+            if os.path.exists(args.db):
+                raise HarnessError(f"{args.db}: already exists; choose a new path for the environment")
+            scenario = SCENARIOS[args.scenario]
+            replay(scenario.name, scenario.tools, load_trace(args.trace), args.db)
+    except HarnessError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,11 @@
+-- Travel booking environment (seed 6.1): flights on offer, and the booking and payment services' tables.
+CREATE TABLE flights (flight_id TEXT PRIMARY KEY, origin TEXT, dest TEXT, date TEXT, price REAL);
+CREATE TABLE search_results (search_seq INTEGER, flight_id TEXT);
+CREATE TABLE bookings (booking_id TEXT PRIMARY KEY, flight_id TEXT NOT NULL, status TEXT NOT NULL);
+CREATE TABLE payments (payment_id TEXT PRIMARY KEY, booking_id TEXT NOT NULL, amount REAL, status TEXT NOT NULL);
+INSERT INTO flights VALUES
+  ('LH401', 'FRA', 'JFK', '2024-07-01', 612.0),
+  ('UA960', 'FRA', 'JFK', '2024-07-01', 588.5),
+  ('DL15',  'FRA', 'JFK', '2024-07-01', 701.0),
+  ('BA117', 'LHR', 'JFK', '2024-07-01', 455.0),
+  ('LH402', 'JFK', 'FRA', '2024-07-09', 640.0);

@@ -1,0 +1,7 @@
+-- Weekly report (seed 6.3): the reports table the report's numbers must come from.
+CREATE TABLE config (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE reports (week TEXT, metric TEXT, value REAL, PRIMARY KEY (week, metric));
+INSERT INTO config VALUES ('current_week', '2024-W23');
+INSERT INTO reports VALUES
+  ('2024-W22', 'signups', 1180), ('2024-W22', 'revenue_eur', 48210.5), ('2024-W22', 'churn_pct', 2.4), ('2024-W22', 'tickets', 311),
+  ('2024-W23', 'signups', 1342), ('2024-W23', 'revenue_eur', 51002.0), ('2024-W23', 'churn_pct', 2.1), ('2024-W23', 'tickets', 287);

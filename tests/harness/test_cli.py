@@ -1,0 +1,95 @@
+"""`python -m harness` as a user runs it: help, config printing, one-line errors, and resuming after a kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def _harness(*args: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_lists_groups_and_examples(tmp_path: Path) -> None:
+    completed = _harness("--help", cwd=tmp_path)
+    assert completed.returncode == 0
+    assert "judge: ensemble_majority, ensemble_mean, ensemble_median, ensemble_min" in completed.stdout
+    assert "python -m harness judge=ensemble_min" in completed.stdout
+
+
+def test_cfg_job_prints_the_composed_config(tmp_path: Path) -> None:
+    completed = _harness("judge=ensemble_min", "--cfg", "job", cwd=tmp_path)
+    assert completed.returncode == 0
+    assert "limit: 50" in completed.stdout and "aggregate: min" in completed.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["pool=file", "pool.path={bad_pool}"], "bad.jsonl:2: malformed JSON", id="malformed-pool-line"),
+        pytest.param(["pool=file", "pool.path={unknown_pool}"], "unknown problem id 'no-such-problem'", id="unknown-problem-id"),
+        pytest.param(["limit=0"], "limit must be at least 1", id="limit-below-one"),
+        pytest.param(["judge.members.llama_tiny.model={junk_model}"], "not a GGUF file", id="corrupt-model-file"),
+        pytest.param(["output_dir=/proc/forbidden/run"], "output directory /proc/forbidden/run is not writable", id="unwritable-output"),
+    ],
+)
+def test_bad_input_gets_one_line_and_a_nonzero_exit(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"problem_id": "gsm8k-test-0", "candidate_id": "a", "text": "A: 1"}\n{oops\n')
+    (tmp_path / "unknown.jsonl").write_text('{"problem_id": "no-such-problem", "candidate_id": "a", "text": "A: 1"}\n')
+    (tmp_path / "junk.gguf").write_bytes(b"junk")
+    paths = {"bad_pool": tmp_path / "bad.jsonl", "unknown_pool": tmp_path / "unknown.jsonl", "junk_model": tmp_path / "junk.gguf"}
+    completed = _harness(*[arg.format(**paths) for arg in args], "tracking.enabled=false", "limit=1" if "limit=0" not in args else "seed=0", cwd=tmp_path)
+    assert completed.returncode == 2
+    errors = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0]
+    assert "Traceback" not in completed.stderr
+    assert not list(tmp_path.rglob("summary.json"))
+
+
+@pytest.mark.parametrize("args", [["judge=nope"], ["limt=3"]], ids=["unknown-judge", "typo-key"])
+def test_config_mistakes_are_reported_by_hydra_without_traceback(tmp_path: Path, args: list[str]) -> None:
+    completed = _harness(*args, cwd=tmp_path)
+    assert completed.returncode != 0
+    assert "Traceback" not in completed.stderr
+    assert ("Could not find 'judge/nope'" in completed.stderr) or ("Key 'limt' not in 'RunConfig'" in completed.stderr)
+
+
+def test_a_run_killed_midway_resumes_without_repeating_finished_calls(tmp_path: Path) -> None:
+    cache = tmp_path / "calls.sqlite"
+    args = ["limit=3", "judge.members.llama_tiny.batch_size=1", f"cache.path={cache}", "tracking.enabled=false", "bootstrap_samples=0"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", *args, f"hydra.run.dir={tmp_path / 'killed'}"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+
+    def cached() -> int:
+        if not cache.exists():
+            return 0
+        with sqlite3.connect(cache, timeout=30) as connection:
+            try:
+                return connection.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+            except sqlite3.OperationalError:
+                return 0
+
+    while cached() < 3 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    done = cached()
+    assert 3 <= done < 12, "the run should have been killed midway"
+    assert not (tmp_path / "killed" / "summary.json").exists()
+
+    resumed = _harness(*args, f"hydra.run.dir={tmp_path / 'resumed'}", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    import json
+
+    summary = json.loads((tmp_path / "resumed" / "summary.json").read_text())
+    assert summary["cache_hits"] == done and summary["judge_calls"] == 12 - done

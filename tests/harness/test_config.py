@@ -1,0 +1,60 @@
+"""Every config option composes into typed objects; typos fail at composition."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+from hydra.errors import ConfigCompositionException
+
+from harness.config import RunConfig
+
+
+def _options(group: str) -> list[str]:
+    folder = resources.files("harness.conf").joinpath(group)
+    return sorted(item.name.removesuffix(".yaml") for item in folder.iterdir() if item.name.endswith(".yaml"))
+
+
+@pytest.mark.parametrize(
+    "override",
+    [f"{group}={option}" for group in ("task", "pool", "judge", "protocol", "tracking", "cluster") for option in _options(group)],
+)
+def test_every_option_composes(make_config, override: str) -> None:
+    extra = ["pool.path=x.jsonl"] if override == "pool=file" else []
+    config = make_config(override, *extra)
+    assert isinstance(config, RunConfig)
+
+
+def test_defaults_are_the_documented_ones(make_config) -> None:
+    config = make_config()
+    assert (config.limit, config.n, config.seed) == (50, None, 0)
+    assert config.task.name == "gsm8k" and config.pool.kind == "task"
+    assert list(config.judge.members) == ["llama_tiny"]
+    assert config.protocol.name == "plausibility" and config.protocol.verdict_options == ["Yes", "No"]
+
+
+@pytest.mark.parametrize("aggregate", ["min", "mean", "median", "majority"])
+def test_ensembles_span_families(make_config, aggregate: str) -> None:
+    judge = make_config(f"judge=ensemble_{aggregate}").judge
+    assert judge.aggregate == aggregate
+    assert {member.family for member in judge.members.values()} == {"llama", "gemma"}
+    assert judge.families == ["qwen", "llama", "gemma"]
+
+
+def test_judge_none_has_no_members(make_config) -> None:
+    assert make_config("judge=none").judge.members == {}
+
+
+@pytest.mark.parametrize("override", ["limt=5", "limit=abc", "judge.membrs=1", "judge=nope"])
+def test_typos_fail_at_composition(make_config, override: str) -> None:
+    with pytest.raises(ConfigCompositionException):
+        make_config(override)
+
+
+def test_tracking_uri_defaults_to_environment(monkeypatch, make_config) -> None:
+    from hydra import compose, initialize_config_module
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///from-env.db")
+    with initialize_config_module(config_module="harness.conf", version_base=None):
+        cfg = compose(config_name="config", overrides=["output_dir=x"])
+    assert cfg.tracking.uri == "sqlite:///from-env.db"

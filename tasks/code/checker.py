@@ -28,6 +28,7 @@ def outcome_from(result: ExecutionResult, text: str) -> AnchorOutcome:
         "cases": [asdict(case) for case in result.cases],
         "isolation": list(result.isolation),
         "duration_s": result.duration_s,
+        "launcher": result.details.get("launcher"),
     }
     return AnchorOutcome(result.outcome == "pass", code_digest(text), result.outcome, details)
 

@@ -1,6 +1,9 @@
 """A sandbox for hostile Python: separate process, rlimits, network namespace, audit hook, and a
 parent that only passes a candidate on positive, nonce-stamped evidence it has checked itself.
 
+Processes are forked from a warm fork server that never sees a job (`forkserver.py`, `_zygote.py`),
+or started as fresh interpreters where that is unavailable (`SandboxLimits.launcher`).
+
 Public surface: `run_tests`, `run_many`, `SandboxLimits`, `ExecutionResult`, `CaseResult`.
 Audit event kinds are documented in `_hook.py`.
 """

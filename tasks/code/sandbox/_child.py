@@ -1,4 +1,5 @@
-"""The untrusted side: runs inside the sandbox process as `python -I -S -B _child.py`.
+"""The untrusted side: runs inside the sandbox process, forked by the fork server (`_zygote.py`)
+or started as `python -I -S -B _child.py`.
 
 Standard library only, and nothing here decides pass or fail. It reads one job (a marshalled dict of plain values on stdin, written by the trusted parent),
 isolates itself (network namespace, resource limits), installs an audit hook, executes the candidate
@@ -96,6 +97,8 @@ def _main():
     fd = job["evidence_fd"]
     prefix = job["nonce"] + " "
     workdir = os.path.realpath(job["workdir"])
+    os.environ.clear()  # forked from the fork server, the child starts with the server's environment
+    os.environ.update(job["environment"])
     state = {"test_index": None, "in_hook": False}
 
     def emit(record):

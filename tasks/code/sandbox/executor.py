@@ -1,8 +1,11 @@
 """Run one candidate in a fresh sandbox process and judge what it reports.
 
-Per run: a new `python -I -S -B` process in its own session (process group), a fresh temporary
-working directory, a minimal environment, stdin carrying the job, and an evidence file opened by the
-parent and inherited as a descriptor. The child unshares a network namespace when it can, sets
+Per run: a new process in its own session (process group), a fresh temporary working directory, a
+minimal environment, stdin carrying the job, and an evidence file opened by the parent and
+inherited as a descriptor. By default the process is forked from a warm fork server
+(`forkserver.py`, `_zygote.py`), which never sees the job and holds nothing of this process; with
+`launcher="exec"`, or when the server is unavailable, it is a fresh `python -I -S -B` interpreter.
+Either way the child gets the same descriptors, environment and isolation. The child unshares a network namespace when it can, sets
 rlimits, and installs the audit hook before any candidate code runs (`_child.py`). The parent waits
 with a wall-clock timeout (no signals in the parent), then kills the whole process group, so
 anything the candidate left behind dies with it. Exit status is never evidence.
@@ -10,9 +13,11 @@ anything the candidate left behind dies with it. Exit status is never evidence.
 
 from __future__ import annotations
 
+import fcntl
 import marshal
 import os
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -22,13 +27,19 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Literal
 
+from tasks.code.sandbox import forkserver
 from tasks.code.sandbox.evidence import judge_case, parse_evidence
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
+from tasks.code.sandbox.forkserver import ForkServerError
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 
 _CHILD = Path(__file__).with_name("_child.py")
+_FORKED_EVIDENCE_FD = 3  # where `_zygote._become_child` puts the evidence descriptor
+_KILL_GRACE_S = 5.0
+
+Launcher = Literal["fork_server", "exec"]
 _STDERR_TAIL = 2000
 
 
@@ -36,7 +47,9 @@ _STDERR_TAIL = 2000
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall, 10 s CPU, 1 GiB address space, 16 MiB
     files, 64 descriptors. `unshare_network` asks for an empty network namespace (needs root or
-    CAP_SYS_ADMIN; the audit hook refuses sockets either way)."""
+    CAP_SYS_ADMIN; the audit hook refuses sockets either way). `launcher` is "fork_server" (fast,
+    Linux with pidfds; falls back to "exec" where unavailable) or "exec" (a fresh interpreter per
+    run); the result's `details["launcher"]` says which ran."""
 
     wall_s: float = 10.0
     cpu_s: int = 10
@@ -44,6 +57,11 @@ class SandboxLimits:
     file_size_mb: int = 16
     open_files: int = 64
     unshare_network: bool = True
+    launcher: Launcher = "fork_server"
+
+    def __post_init__(self) -> None:
+        if self.launcher not in ("fork_server", "exec"):
+            raise ValueError(f"SandboxLimits.launcher: {self.launcher!r} is not 'fork_server' or 'exec'")
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -51,6 +69,29 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass  # the group is already gone
+
+
+def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Block until the child exits or `timeout_s` passes; True when it exited.
+
+    `Popen.wait(timeout)` polls with sleeps that grow to 50 ms, which cost more than the whole
+    sandboxed run; a pidfd wakes us the moment the child exits. The fallback (no pidfd: non-Linux
+    or kernels before 5.3) is that polling wait.
+    """
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(0, int(timeout_s * 1000))))
+    finally:
+        os.close(pidfd)
 
 
 def _environment(workdir: str) -> dict[str, str]:
@@ -67,57 +108,94 @@ def run_tests(program: str, test_source: str, entry_point: str, limits: SandboxL
 
 
 def _run(program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits) -> ExecutionResult:
-    nonce = secrets.token_hex(16)
-    private = tempfile.mkdtemp(prefix="sandbox-parent-")
     workdir = tempfile.mkdtemp(prefix="sandbox-work-")
+    job = {
+        "nonce": secrets.token_hex(16),
+        "program": program,
+        "tests": test.source,
+        "entry_point": entry_point,
+        "workdir": workdir,
+        "environment": _environment(workdir),
+        "unshare_network": limits.unshare_network,
+        "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")},
+    }
     started = time.monotonic()
     try:
-        evidence_path = os.path.join(private, "evidence")
-        evidence_fd = os.open(evidence_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        job = {
-            "nonce": nonce,
-            "evidence_fd": evidence_fd,
-            "program": program,
-            "tests": test.source,
-            "entry_point": entry_point,
-            "workdir": workdir,
-            "unshare_network": limits.unshare_network,
-            "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")},
-        }
-        with open(os.path.join(private, "stderr"), "w+b") as stderr:
-            try:
-                process = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-B", str(_CHILD)],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=stderr,
-                    cwd=workdir,
-                    env=_environment(workdir),
-                    pass_fds=(evidence_fd,),
-                    start_new_session=True,
-                )
-            finally:
-                os.close(evidence_fd)
-            timed_out = False
-            try:
-                process.communicate(marshal.dumps(job), timeout=limits.wall_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _kill_group(process)
-                process.wait()
+        # Unnamed files, nothing to create or remove in a directory. The job travels on stdin in a
+        # file, not a pipe, so writing it never blocks on a child that does not read and the
+        # wall-clock limit covers everything. The evidence file is append-only.
+        with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as stderr, tempfile.TemporaryFile() as evidence:
+            evidence_fd = evidence.fileno()
+            fcntl.fcntl(evidence_fd, fcntl.F_SETFL, fcntl.fcntl(evidence_fd, fcntl.F_GETFL) | os.O_APPEND)
+            launcher = limits.launcher
+            if launcher == "fork_server":
+                try:
+                    _write_job(job_file, job, _FORKED_EVIDENCE_FD)
+                    returncode, timed_out = _run_forked(job_file, stderr, evidence_fd, limits.wall_s)
+                except ForkServerError:
+                    launcher = "exec"
+            if launcher == "exec":
+                _write_job(job_file, job, evidence_fd)
+                returncode, timed_out = _run_exec(job_file, stderr, evidence_fd, workdir, limits.wall_s)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
             stderr_tail = stderr.read().decode("utf-8", "replace")
-        raw = Path(evidence_path).read_bytes()
+            evidence.seek(0)
+            raw = evidence.read()
     finally:
-        shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(workdir, ignore_errors=True)
-    return _judge(raw, nonce, test, process.returncode, timed_out, time.monotonic() - started, stderr_tail)
+    duration = time.monotonic() - started
+    return _judge(raw, job["nonce"], test, returncode, timed_out, duration, stderr_tail, launcher)
+
+
+def _write_job(job_file: IO[bytes], job: dict[str, Any], evidence_fd: int) -> None:
+    job_file.seek(0)
+    job_file.truncate()
+    job_file.write(marshal.dumps({**job, "evidence_fd": evidence_fd}))
+    job_file.flush()
+    job_file.seek(0)
+
+
+def _run_forked(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, wall_s: float) -> tuple[int | None, bool]:
+    """Fork the child from the warm server; (returncode, timed out). The server kills the child's
+    process group when it exits, and on timeout when asked."""
+    run = forkserver.shared().run(job_file.fileno(), stderr.fileno(), evidence_fd)
+    if run.wait(wall_s):
+        return run.returncode, False
+    run.kill()
+    run.wait(_KILL_GRACE_S)
+    return run.returncode, True
+
+
+def _run_exec(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, workdir: str, wall_s: float) -> tuple[int | None, bool]:
+    """Start the child as a fresh interpreter (no fork server); (returncode, timed out)."""
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-B", str(_CHILD)],
+        stdin=job_file,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        cwd=workdir,
+        env=_environment(workdir),
+        pass_fds=(evidence_fd,),
+        start_new_session=True,
+    )
+    try:
+        timed_out = not _wait_exit(process, wall_s)
+    finally:
+        _kill_group(process)
+        process.wait()
+    return process.returncode, timed_out
 
 
 def _judge(
-    raw: bytes, nonce: str, test: InstrumentedTest, returncode: int, timed_out: bool, duration: float, stderr_tail: str
+    raw: bytes,
+    nonce: str,
+    test: InstrumentedTest,
+    returncode: int | None,
+    timed_out: bool,
+    duration: float,
+    stderr_tail: str,
+    launcher: str,
 ) -> ExecutionResult:
     evidence = parse_evidence(raw, nonce)
     isolation: tuple[str, ...] = ()
@@ -149,7 +227,7 @@ def _judge(
     def result(outcome: Outcome, reason: str) -> ExecutionResult:
         return ExecutionResult(
             outcome, reason, tuple(cases), tuple(events), round(duration, 4), isolation, returncode, stderr_tail,
-            {"aborts": aborts, "malformed_records": malformed},
+            {"aborts": aborts, "malformed_records": malformed, "launcher": launcher},
         )
 
     errors = [c.error or "" for c in cases] + aborts

@@ -1,6 +1,6 @@
 """Run many sandboxed candidates at once with a bounded number of sandbox processes.
 
-Each job is its own subprocess (see `executor`); the pool only bounds how many run together.
+Each job is its own sandbox process (see `executor`); the pool only bounds how many run together.
 Threads here merely wait on those processes, so no signals are involved and it works from any
 thread or Ray actor.
 """

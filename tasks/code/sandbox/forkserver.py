@@ -1,0 +1,198 @@
+"""The trusted side of the fork server: start it, hand it descriptors, learn when children exit.
+
+One server (`_zygote.py`) per parent process, started on first use as a fresh `python -I -S -B`
+interpreter with a minimal environment, so it holds nothing of this process. It is given three
+descriptors per run over a Unix socket and never the job itself (see `_zygote.py` for what a child
+can and cannot inherit). Many threads may use the server at once: a reader thread routes each
+"started"/"exited" message to the waiting run. Waits are events, not polling, and no signals are
+involved, so this works from any thread or Ray actor.
+
+If the server cannot start or dies, `ForkServerError` is raised and the executor runs that
+candidate the slow way (a fresh interpreter per candidate, `executor._run_exec`); the next run
+starts a new server.
+"""
+
+from __future__ import annotations
+
+import array
+import atexit
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_ZYGOTE = Path(__file__).with_name("_zygote.py")
+_START_TIMEOUT_S = 10.0
+_MAX_MESSAGE = 256
+
+
+class ForkServerError(RuntimeError):
+    """The fork server is unavailable, refused a run, or stopped answering."""
+
+
+@dataclass
+class _Run:
+    started: threading.Event = field(default_factory=threading.Event)
+    exited: threading.Event = field(default_factory=threading.Event)
+    pid: int | None = None
+    returncode: int | None = None
+    failure: str | None = None
+
+
+def available() -> bool:
+    """The fork server needs Linux pidfds (5.3+) and descriptor passing over Unix sockets."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open") or not hasattr(socket, "SCM_RIGHTS"):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
+class ForkServer:
+    """A running fork server; `run` starts one sandbox child and returns a handle to wait on."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self.owner_pid = os.getpid()
+        self._socket = ours
+        self._lock = threading.Lock()
+        self._runs: dict[str, _Run] = {}
+        self._ids = itertools.count()
+        self.alive = True
+        threading.Thread(target=self._read, name="sandbox-fork-server", daemon=True).start()
+
+    def run(self, stdin_fd: int, stderr_fd: int, evidence_fd: int) -> ForkedRun:
+        """Fork a child reading its job from `stdin_fd`; the descriptors are duplicated, not taken."""
+        job_id = str(next(self._ids))
+        run = _Run()
+        with self._lock:
+            if not self.alive:
+                raise ForkServerError("the fork server has exited")
+            self._runs[job_id] = run
+            try:
+                fds = array.array("i", (stdin_fd, stderr_fd, evidence_fd)).tobytes()
+                self._socket.sendmsg([f"run {job_id}".encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            except OSError as error:
+                self._runs.pop(job_id, None)
+                raise ForkServerError(f"cannot reach the fork server: {error}") from error
+        if not run.started.wait(_START_TIMEOUT_S) or run.pid is None:
+            self._forget(job_id)
+            raise ForkServerError(run.failure or "the fork server did not start the run")
+        return ForkedRun(self, job_id, run)
+
+    def kill(self, job_id: str) -> None:
+        with self._lock:
+            if self.alive:
+                try:
+                    self._socket.send(f"kill {job_id}".encode())
+                except OSError:
+                    pass  # the server is gone, and its children were killed as it went
+
+    def close(self) -> None:
+        """Stop the server; it kills any child still running before it exits."""
+        with self._lock:
+            self.alive = False
+            try:
+                self._socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already disconnected
+        try:
+            self._process.wait(5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._socket.close()
+
+    def _forget(self, job_id: str) -> None:
+        with self._lock:
+            self._runs.pop(job_id, None)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self._socket.recv(_MAX_MESSAGE)
+            except OSError:
+                message = b""
+            if not message:
+                break
+            verb, job_id, value = message.decode("ascii", "replace").split(" ", 2)
+            with self._lock:
+                run = self._runs.pop(job_id, None) if verb != "started" else self._runs.get(job_id)
+            if run is None:
+                continue
+            if verb == "started":
+                run.pid = int(value)
+                run.started.set()
+            elif verb == "exited":
+                run.returncode = int(value)
+                run.exited.set()
+            else:
+                run.failure = f"the fork server could not fork: {value}"
+                run.started.set()
+        with self._lock:
+            self.alive = False
+            runs, self._runs = list(self._runs.values()), {}
+        for run in runs:
+            run.failure = run.failure or "the fork server exited"
+            run.started.set()
+            run.exited.set()
+
+
+@dataclass
+class ForkedRun:
+    """A child of the fork server: wait for it, kill its process group, read its exit status."""
+
+    server: ForkServer
+    job_id: str
+    state: _Run
+
+    @property
+    def pid(self) -> int | None:
+        return self.state.pid
+
+    def wait(self, timeout_s: float) -> bool:
+        """True when the child exited (and was reaped, its process group killed) within the time."""
+        return self.state.exited.wait(timeout_s)
+
+    def kill(self) -> None:
+        self.server.kill(self.job_id)
+
+    @property
+    def returncode(self) -> int | None:
+        """Popen-style status (negative: killed by that signal); None if the server died first."""
+        return self.state.returncode
+
+
+_shared: ForkServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> ForkServer:
+    """This process's fork server, started on first use and restarted if it has died."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.alive or _shared.owner_pid != os.getpid():
+            if not available():
+                raise ForkServerError("fork server needs Linux with pidfd_open")
+            _shared = ForkServer()
+            atexit.register(_shared.close)
+        return _shared

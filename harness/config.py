@@ -92,6 +92,22 @@ class ProtocolConfig:
 
 
 @dataclass
+class ShieldConfig:
+    """The shield: verify each candidate's trace and multiply its judge score by the compliance.
+
+    `enabled=false` (shield=off) skips it. `deep_sample_rate` is the share of traces that get the
+    invariant and reward stages (seeded by the run seed); `deep_always` runs them even after a path
+    violation; `soft_penalties` maps violation kinds to penalties in [0, 1] (unlisted kinds are hard).
+    """
+
+    enabled: bool = False
+    deep_always: bool = False
+    deep_sample_rate: float = 1.0
+    reward_threshold: float = 0.8
+    soft_penalties: Dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class TrackingConfig:
     """MLflow tracking. `uri` defaults to `MLFLOW_TRACKING_URI` when set, else a SQLite store in the cwd."""
 
@@ -123,6 +139,7 @@ class RunConfig:
     pool: PoolConfig = field(default_factory=PoolConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    shield: ShieldConfig = field(default_factory=ShieldConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)

@@ -27,6 +27,7 @@ from harness.errors import HarnessError
 from harness.metrics import summarise
 from harness.pools import read_pool_file, select_run
 from harness.report import bar_chart, summary_table
+from harness.shielding import shield_results, shield_summary
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng
 from harness.tracking import flatten, tracked_run
 from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
@@ -134,6 +135,10 @@ def _candidate_rows(results: Sequence[ProblemResult]) -> list[dict[str, Any]]:
                     "selected": result.selected == index,
                 }
             )
+            if record.shield is not None:
+                rows[-1]["shield"] = record.shield.model_dump(mode="json")
+                rows[-1]["shielded_score"] = record.shielded_score
+                rows[-1]["shielded_selected"] = result.shielded_selected == index
     return rows
 
 
@@ -168,6 +173,9 @@ def run(config: RunConfig) -> RunResult:
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
         summary = summarise(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed)
+        if config.shield.enabled:
+            results = shield_results(results, [problem for problem, _ in groups], task, config.shield, config.seed)
+            summary.update(shield_summary(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed))
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
         files = _write_outputs(output_dir, resolved, results, summary, f"{task.name} | judge={config.judge.name} | protocol={protocol.name}")

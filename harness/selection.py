@@ -10,6 +10,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from judges.types import Verdict
 from tasks.types import AnchorOutcome, Candidate
@@ -17,26 +18,29 @@ from tasks.types import AnchorOutcome, Candidate
 
 @dataclass(frozen=True)
 class CandidateRecord:
-    """A candidate with its anchor outcome and its judges' verdicts."""
+    """A candidate with its anchor outcome, its judges' verdicts and, with the shield on, its report."""
 
     candidate: Candidate
     outcome: AnchorOutcome
     verdicts: Mapping[str, Verdict]
     ensemble_score: float | None
+    shield: Any = None  # harness.shield.ShieldReport when the shield ran
+    shielded_score: float | None = None
 
 
 @dataclass(frozen=True)
 class ProblemResult:
     """One problem's candidates and the picks made among them.
 
-    `selected` is the index of the judge's pick (None without a judge); `majority_correct` says
-    whether the most common extracted answer is right.
+    `selected` is the index of the judge's pick (None without a judge), `shielded_selected` the pick
+    on shielded scores; `majority_correct` says whether the most common extracted answer is right.
     """
 
     problem_id: str
     candidates: tuple[CandidateRecord, ...]
     selected: int | None
     majority_correct: bool
+    shielded_selected: int | None = None
 
     @property
     def correct(self) -> list[bool]:

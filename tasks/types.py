@@ -83,7 +83,11 @@ class AnchorStore(Generic[AnchorT]):
 
 @dataclass(frozen=True)
 class TaskData:
-    """A loaded task: problems in dataset order, their sealed anchors, and the task's default pool."""
+    """A loaded task: problems in dataset order, their sealed anchors, and the task's default pool.
+
+    `shield`, when the task has one, verifies a candidate from public data only:
+    `shield(problem, candidate, reward, options) -> harness.shield.ShieldReport`.
+    """
 
     name: str
     problems: tuple[PublicProblem, ...]
@@ -91,3 +95,4 @@ class TaskData:
     default_pool: Callable[[], list[Candidate]]
     extract_answer: Callable[[str], str | None]
     data_hash: str
+    shield: Callable[..., Any] | None = None

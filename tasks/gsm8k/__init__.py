@@ -101,6 +101,13 @@ def model_solution_pool(problems: Iterable[PublicProblem]) -> list[Candidate]:
     return candidates
 
 
+def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
+    """The GSM8K shield (`tasks.gsm8k.shield`), imported on first use."""
+    from tasks.gsm8k.shield import shield_candidate
+
+    return shield_candidate(problem, candidate, reward, options)
+
+
 def load(config: TaskConfig) -> TaskData:
     if config.source == "bundled":
         data = _bundled_bytes("test.jsonl.gz")
@@ -122,4 +129,5 @@ def load(config: TaskConfig) -> TaskData:
         default_pool=lambda: model_solution_pool(problems),
         extract_answer=extract_answer,
         data_hash=hashlib.sha256(data).hexdigest(),
+        shield=shield,
     )

@@ -1,0 +1,82 @@
+"""The shield stage of a run: verify every candidate, shield the scores, pick again, and measure.
+
+The shielded score is `judge score x compliance` (BenchShield, section 5.3). Selection on shielded
+scores uses the same seeded tie-break as the unshielded pick, so the two are directly comparable in
+one run: `summary.json` reports `shielded.<metric>` beside `<metric>`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from harness.config import ShieldConfig
+from harness.errors import HarnessError
+from harness.metrics import summarise
+from harness.selection import ProblemResult, pick_best, problem_rng
+from tasks.types import PublicProblem, TaskData
+
+SHIELDED_KEYS = ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate")
+
+
+def verify_options(config: ShieldConfig, seed: int) -> Any:
+    from harness.shield import VerifyOptions
+
+    try:
+        return VerifyOptions(
+            deep_always=config.deep_always,
+            deep_sample_rate=config.deep_sample_rate,
+            seed=seed,
+            reward_threshold=config.reward_threshold,
+            soft_penalties=dict(config.soft_penalties),
+        )
+    except ValueError as error:
+        raise HarnessError(f"shield config: {error}") from error
+
+
+def shield_results(
+    results: Sequence[ProblemResult], problems: Sequence[PublicProblem], task: TaskData, config: ShieldConfig, seed: int
+) -> list[ProblemResult]:
+    """Results with every candidate's shield report, shielded score, and the shielded pick."""
+    if task.shield is None:
+        raise HarnessError(f"task {task.name!r} has no shield; use shield=off")
+    options = verify_options(config, seed)
+    shielded = []
+    for result, problem in zip(results, problems):
+        records = []
+        for record in result.candidates:
+            report = task.shield(problem, record.candidate, record.ensemble_score, options)
+            score = None if record.ensemble_score is None else record.ensemble_score * report.compliance
+            records.append(dataclasses.replace(record, shield=report, shielded_score=score))
+        judged = result.selected is not None or any(r.ensemble_score is not None for r in records)
+        pick = pick_best([r.shielded_score for r in records], problem_rng(seed, problem.problem_id)) if judged else None
+        shielded.append(dataclasses.replace(result, candidates=tuple(records), shielded_selected=pick))
+    return shielded
+
+
+def shield_summary(results: Sequence[ProblemResult], *, judged: bool, bootstrap_samples: int, seed: int) -> dict[str, Any]:
+    """`shielded.*` selection metrics and `shield.*` verification rates for summary.json."""
+    as_selected = [
+        dataclasses.replace(
+            result,
+            selected=result.shielded_selected,
+            candidates=tuple(dataclasses.replace(r, ensemble_score=r.shielded_score) for r in result.candidates),
+        )
+        for result in results
+    ]
+    metrics = summarise(as_selected, judged=judged, bootstrap_samples=bootstrap_samples, seed=seed)
+    summary: dict[str, Any] = {}
+    for key in SHIELDED_KEYS:
+        for suffix in ("", "_ci_low", "_ci_high"):
+            summary[f"shielded.{key}{suffix}"] = metrics.get(f"{key}{suffix}")
+    records = [record for result in results for record in result.candidates]
+    violated = [record.shield.verdict == "violation" for record in records]
+    on_correct = [v for v, record in zip(violated, records) if record.outcome.correct]
+    on_incorrect = [v for v, record in zip(violated, records) if not record.outcome.correct]
+    summary["shield.violation_rate"] = sum(violated) / len(violated)
+    summary["shield.false_violation_rate"] = sum(on_correct) / len(on_correct) if on_correct else None
+    summary["shield.recall"] = sum(on_incorrect) / len(on_incorrect) if on_incorrect else None
+    summary["shield.reward_hack_suspected_rate"] = sum(r.shield.reward_hack_suspected for r in records) / len(records)
+    summary["shield.deep_verified_rate"] = sum(r.shield.deep_verified for r in records) / len(records)
+    return summary

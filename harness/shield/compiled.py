@@ -31,6 +31,7 @@ class CompiledGraph:
     tool_validators: dict[str, Validator | None]
     fact_variables: frozenset[str]
     referenced: frozenset[str]  # every variable any expression reads
+    history_fields: frozenset[str]  # fields of the built-in `history` that some expression names
 
 
 def _compile_all(sources: tuple[str, ...], where: str) -> tuple[Expression, ...]:
@@ -74,6 +75,11 @@ def _build(graph: StateGraph) -> CompiledGraph:
         tool_validators=validators,
         fact_variables=graph.facts.provided(),
         referenced=frozenset(name for expression in expressions for name in expression.variables),
+        history_fields=frozenset(
+            name
+            for name in ("calls", "distinct_calls", "max_repeat", "tool_counts")
+            if any("history" in expression.variables and name in expression.source for expression in expressions)
+        ),
     )
 
 

@@ -86,16 +86,22 @@ def _short(error: Exception) -> str:
 class Scope:
     """The variables of one trace, bound lazily into a `cel.Context`."""
 
-    __slots__ = ("_values", "_context", "_stale")
+    __slots__ = ("_values", "_context", "_stale", "_versions", "_memo")
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
         self._context = cel.Context()
         self._stale: set[str] = set()
+        self._versions: dict[str, int] = {}
+        self._memo: dict[int, tuple[tuple[int, ...], tuple[bool, str | None]]] = {}
 
     def set(self, name: str, value: Any) -> None:
+        """Bind `name`; setting the value it already has is free and keeps memoised results valid."""
+        if name in self._values and self._values[name] == value:
+            return
         self._values[name] = value
         self._stale.add(name)
+        self._versions[name] = self._versions.get(name, 0) + 1
 
     def update(self, values: dict[str, Any]) -> None:
         for name, value in values.items():
@@ -108,7 +114,19 @@ class Scope:
         return self._values.get(name)
 
     def evaluate(self, expression: Expression) -> tuple[bool, str | None]:
-        """(holds, error). A non-boolean result or an evaluation error is `(False, reason)`."""
+        """(holds, error). A non-boolean result or an evaluation error is `(False, reason)`.
+
+        CEL is pure, so when none of the expression's variables changed since its last evaluation
+        in this scope, the last result is returned without running it again."""
+        versions = tuple(self._versions.get(name, 0) for name in expression.variables)
+        memo = self._memo.get(id(expression))
+        if memo is not None and memo[0] == versions:
+            return memo[1]
+        result = self._run(expression)
+        self._memo[id(expression)] = (versions, result)
+        return result
+
+    def _run(self, expression: Expression) -> tuple[bool, str | None]:
         stale = self._stale
         for name in expression.variables:
             if name in stale:

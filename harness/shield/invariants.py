@@ -17,7 +17,6 @@ at its first event, with the values of the variables it read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,20 +37,31 @@ def _dig(value: Any, dotted: str) -> Any:
     return value
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable, order-independent key for a JSON value (cheaper than canonical JSON)."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
 class _History:
-    """Call statistics for the `history` variable."""
+    """Call statistics for the `history` variable; only the fields some expression reads are bound,
+    because converting a map into CEL costs microseconds per entry."""
 
-    __slots__ = ("calls", "counts", "tool_counts", "max_repeat")
+    __slots__ = ("calls", "counts", "tool_counts", "max_repeat", "fields")
 
-    def __init__(self) -> None:
+    def __init__(self, fields: frozenset[str]) -> None:
+        self.fields = fields
         self.calls = 0
-        self.counts: dict[str, int] = {}
+        self.counts: dict[Any, int] = {}
         self.tool_counts: dict[str, int] = {}
         self.max_repeat = 0
 
     def record(self, event: TraceEvent) -> None:
         name = event.tool_name or ""
-        key = name + "\0" + json.dumps(event.tool_input, sort_keys=True, default=str)
+        key = (name, _frozen(event.tool_input))
         count = self.counts.get(key, 0) + 1
         self.counts[key] = count
         self.calls += 1
@@ -59,12 +69,13 @@ class _History:
         self.max_repeat = max(self.max_repeat, count)
 
     def value(self) -> dict[str, Any]:
-        return {
+        full = {
             "calls": self.calls,
             "distinct_calls": len(self.counts),
             "max_repeat": self.max_repeat,
-            "tool_counts": dict(self.tool_counts),
+            "tool_counts": self.tool_counts,
         }
+        return {name: (dict(value) if isinstance(value, dict) else value) for name, value in full.items() if name in self.fields}
 
 
 class _Checker:
@@ -124,7 +135,7 @@ def check_invariants(
     environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}
     wants_event = "event" in graph.referenced
     wants_history = "history" in graph.referenced
-    history = _History()
+    history = _History(graph.history_fields)
     if wants_history:
         scope.set("history", history.value())
     tools = graph.graph.tools

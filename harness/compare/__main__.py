@@ -1,0 +1,5 @@
+import sys
+
+from harness.compare.cli import main
+
+sys.exit(main())

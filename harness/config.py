@@ -77,17 +77,27 @@ class JudgeConfig:
 
 @dataclass
 class ProtocolConfig:
-    """How a judge is asked: a template plus what the candidate view contains.
+    """How a judge is asked: templates, what the judge sees of a candidate, and how it answers.
 
-    `view=full` shows the whole candidate; `view=final_answer` shows only its extracted final answer
-    (the blind protocol). `mode=verdict` reads the Yes/No next-token probabilities.
+    `view=full` shows the whole candidate; `view=final_answer` only its extracted final answer.
+    `mode=verdict` reads the options' next-token probabilities right after the prompt;
+    `mode=generate` lets the judge write up to `max_tokens` first (at `temperature`), then appends
+    `verdict_suffix` and reads the options there. `solve_template` (solve-first) has the judge solve
+    each problem once, without any candidate, before judging; its text is `own_solution` in the
+    main template. `shuffle` judges each problem's candidates in an order drawn from the run seed.
     """
 
     name: str = MISSING
     template: str = MISSING
     view: str = "full"
     mode: str = "verdict"
+    max_tokens: int = 0
+    temperature: float = 0.0
+    verdict_suffix: str = ""
     verdict_options: List[str] = field(default_factory=lambda: ["Yes", "No"])
+    solve_template: Optional[str] = None
+    solve_max_tokens: int = 256
+    shuffle: bool = False
     max_candidate_chars: int = 6000
 
 

@@ -80,11 +80,28 @@ def _log_ensemble(config: RunConfig) -> None:
         )
 
 
-def _judge_all(judges: Sequence[Judge], requests: Sequence[JudgeRequest]) -> dict[str, list[Verdict]]:
+def judging_order(groups: Groups, shuffle: bool, seed: int) -> list[int]:
+    """Indices of the flat request list in the order judges see them: problem by problem (so a
+    problem's candidates share an engine's prefix cache), each problem's candidates shuffled with the
+    run seed when the protocol asks for it."""
+    order, start = [], 0
+    for problem, candidates in groups:
+        indices = list(range(start, start + len(candidates)))
+        if shuffle:
+            problem_rng(seed, problem.problem_id).shuffle(indices)
+        order.extend(indices)
+        start += len(candidates)
+    return order
+
+
+def _judge_all(judges: Sequence[Judge], requests: Sequence[JudgeRequest], order: Sequence[int]) -> dict[str, list[Verdict]]:
+    """Each judge's verdicts, indexed like `requests`, judged in `order`."""
     verdicts: dict[str, list[Verdict]] = {}
     for judge in judges:
         with tqdm(total=len(requests), desc=f"judging [{judge.name}]", unit="cand", leave=False) as bar:
-            verdicts[judge.name] = judge.judge(requests, progress=bar.update)
+            in_order = judge.judge([requests[index] for index in order], progress=bar.update)
+        by_index = dict(zip(order, in_order))
+        verdicts[judge.name] = [by_index[index] for index in range(len(requests))]
     return verdicts
 
 
@@ -162,14 +179,14 @@ def run(config: RunConfig) -> RunResult:
         "w", encoding="utf-8"
     ) as prompt_log:
         tracked.log_params(flatten(dataclasses.asdict(config)))
-        judges, models = build_judges(config.judge, protocol, cache, prompt_log)
+        judges, models = build_judges(config.judge, protocol, cache, prompt_log, config.seed)
         tracked.set_tags(_tags(task, protocol.template_hash, models))
         requests = [
             JudgeRequest(problem, protocol.candidate_view(candidate, task.extract_answer))
             for problem, group in groups
             for candidate in group
         ]
-        verdicts = _judge_all(judges, requests)
+        verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed))
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
         summary = summarise(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed)

@@ -25,6 +25,8 @@ TABLE = (
     "parse_failure_rate",
 )
 
+SHIELD_TABLE = ("shielded.selection_accuracy", "shielded.hack_rate", "shielded.auroc", "shield.violation_rate")
+
 
 def _cell(summary: Mapping[str, Any], name: str) -> str:
     value = summary.get(name)
@@ -36,9 +38,11 @@ def _cell(summary: Mapping[str, Any], name: str) -> str:
 
 
 def summary_table(summary: Mapping[str, Any], title: str) -> str:
-    width = max(len(name) for name in TABLE)
+    width = max(len(name) for name in TABLE + SHIELD_TABLE)
     lines = [title, "-" * len(title)]
     lines += [f"{name:<{width}}  {_cell(summary, name)}" for name in TABLE]
+    if "shield.violation_rate" in summary:
+        lines += [f"{name:<{width}}  {_cell(summary, name)}" for name in SHIELD_TABLE]
     lines.append(
         f"{'counts':<{width}}  problems={summary['problems']} candidates={summary['candidates']} "
         f"judge_calls={summary['judge_calls']} cache_hits={summary['cache_hits']}"

@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 
-def build_judges(config: JudgeConfig, protocol: Protocol, cache: CallCache, prompt_log: IO[str] | None) -> tuple[list[Judge], dict[str, dict[str, str]]]:
+def build_judges(
+    config: JudgeConfig, protocol: Protocol, cache: CallCache, prompt_log: IO[str] | None, seed: int = 0
+) -> tuple[list[Judge], dict[str, dict[str, str]]]:
     """One judge per member, and each member's provenance (model file, hash, family) for tracking."""
     if config.members and config.aggregate not in AGGREGATES:
         raise HarnessError(f"judge.aggregate={config.aggregate!r} is not one of: {', '.join(AGGREGATES)}")
@@ -47,6 +49,7 @@ def build_judges(config: JudgeConfig, protocol: Protocol, cache: CallCache, prom
                 protocol=protocol,
                 cache=cache,
                 batch_size=member.batch_size,
+                seed=seed,
                 prompt_log=prompt_log,
             )
         )

@@ -52,6 +52,7 @@ class Judge:
         protocol: Protocol,
         cache: CallCache,
         batch_size: int,
+        seed: int = 0,
         prompt_log: IO[str] | None = None,
     ) -> None:
         self.name = name
@@ -63,18 +64,62 @@ class Judge:
         self._settings = dict(engine_settings)
         self._cache = cache
         self._batch_size = max(1, batch_size)
+        self._seed = seed
         self._prompt_log = prompt_log
 
-    def _key(self, prompt: str) -> str:
-        return cache_key(
-            {
-                "model": self.identity,
-                "template": self.protocol.template_hash,
-                "prompt": prompt,
-                "options": list(self.protocol.options),
-                "settings": self._settings,
-            }
-        )
+    def _complete(
+        self, requests: Sequence[EngineRequest], template_hash: str, progress: Callable[[int], None] | None
+    ) -> list[tuple[EngineResult, bool]]:
+        """Engine results for `requests` in order, from the cache where possible; (result, cached) pairs.
+
+        Misses go to the engine in batches in request order and are committed to the cache batch by
+        batch, so an interrupted run keeps everything already answered.
+        """
+        keys = [
+            cache_key({"model": self.identity, "template": template_hash, "request": asdict(request), "settings": self._settings})
+            for request in requests
+        ]
+        known = self._cache.get_many(keys)
+        results: dict[str, tuple[EngineResult, bool]] = {key: (EngineResult(**value), True) for key, value in known.items()}
+        hits = sum(key in known for key in keys)
+        self.stats.cache_hits += hits
+        if progress is not None and hits:
+            progress(hits)
+        missing = [index for index, key in enumerate(keys) if key not in results]
+        for start in range(0, len(missing), self._batch_size):
+            chunk = missing[start : start + self._batch_size]
+            batch: list[int] = []
+            for index in chunk:  # each distinct prompt once, in order
+                if keys[index] not in results and all(keys[index] != keys[other] for other in batch):
+                    batch.append(index)
+            if batch:
+                if self._engine is None:
+                    self._engine = self._engine_factory()
+                answers = self._engine.run([requests[index] for index in batch])
+                self.stats.calls += len(batch)
+                fresh = {keys[index]: answer for index, answer in zip(batch, answers)}
+                self._cache.put_many({key: asdict(answer) for key, answer in fresh.items()})
+                results.update({key: (answer, False) for key, answer in fresh.items()})
+            if progress is not None:
+                progress(len(chunk))
+        return [results[key] for key in keys]
+
+    def _own_solutions(self, requests: Sequence[JudgeRequest]) -> dict[str, str]:
+        """Solve-first: the judge's own solution per problem, generated once and cached.
+
+        The cache key names the solve template, not the verdict template, so every protocol that
+        solves with the same template reuses the same solutions.
+        """
+        protocol = self.protocol
+        if protocol.solve is None:
+            return {}
+        problems = list({request.problem.problem_id: request.problem for request in requests}.values())
+        solve_requests = [
+            EngineRequest(protocol.solve.render(problem), (), protocol.solve.max_tokens, protocol.temperature, self._seed)
+            for problem in problems
+        ]
+        answers = self._complete(solve_requests, protocol.solve.template_hash, None)
+        return {problem.problem_id: result.text.strip() for problem, (result, _) in zip(problems, answers)}
 
     def _verdict(self, result: EngineResult, cached: bool) -> Verdict:
         positive, negative = self.protocol.options
@@ -102,30 +147,16 @@ class Judge:
         )
 
     def judge(self, requests: Sequence[JudgeRequest], progress: Callable[[int], None] | None = None) -> list[Verdict]:
-        """One verdict per request, in order. Results are cached batch by batch as they arrive."""
-        prompts = [self.protocol.render(request.problem, request.candidate) for request in requests]
-        keys = [self._key(prompt) for prompt in prompts]
-        known = self._cache.get_many(keys)
-        results: dict[str, tuple[EngineResult, bool]] = {key: (EngineResult(**value), True) for key, value in known.items()}
-        hits = sum(key in known for key in keys)
-        self.stats.cache_hits += hits
-        if progress is not None and hits:
-            progress(hits)
-        missing = [index for index, key in enumerate(keys) if key not in results]
-        for start in range(0, len(missing), self._batch_size):
-            batch = [index for index in missing[start : start + self._batch_size] if keys[index] not in results]
-            if not batch:
-                continue
-            if self._engine is None:
-                self._engine = self._engine_factory()
-            answers = self._engine.run([EngineRequest(prompts[index], self.protocol.options) for index in batch])
-            self.stats.calls += len(batch)
-            fresh = {keys[index]: answer for index, answer in zip(batch, answers)}
-            self._cache.put_many({key: asdict(answer) for key, answer in fresh.items()})
-            results.update({key: (answer, False) for key, answer in fresh.items()})
-            if progress is not None:
-                progress(len(missing[start : start + self._batch_size]))
-        verdicts = [self._verdict(*results[key]) for key in keys]
+        """One verdict per request, in order."""
+        protocol = self.protocol
+        own = self._own_solutions(requests)
+        prompts = [protocol.render(r.problem, r.candidate, own_solution=own.get(r.problem.problem_id)) for r in requests]
+        engine_requests = [
+            EngineRequest(prompt, protocol.options, protocol.max_tokens, protocol.temperature, self._seed, protocol.verdict_suffix)
+            for prompt in prompts
+        ]
+        answers = self._complete(engine_requests, protocol.template_hash, progress)
+        verdicts = [self._verdict(result, cached) for result, cached in answers]
         self._log(requests, prompts, verdicts)
         return verdicts
 

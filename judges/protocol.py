@@ -1,9 +1,10 @@
-"""A judge protocol as a value: a template file, what the judge sees of a candidate, and verdict parsing.
+"""A judge protocol as a value: templates, what the judge sees of a candidate, and verdict parsing.
 
 Templates are Jinja2 files rendered in a sandboxed environment; their content hash stamps every
 verdict and enters the cache key, so editing a template never reuses stale judgments. Candidate text
 is hostile input: it is inserted as data (never re-parsed as a template), capped in length, and any
 run of three or more `<` or `>` is broken up so a candidate cannot close the template's fences.
+A new protocol is a YAML file in `conf/protocol/` plus a template; no code.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from harness.config import ProtocolConfig
@@ -24,8 +25,10 @@ from judges.types import CandidateView
 from tasks.types import Candidate, PublicProblem
 
 _VIEWS = ("full", "final_answer")
+_MODES = ("verdict", "generate")
 _FENCE_RUN = re.compile(r"[<>]{3,}")
 NO_FINAL_ANSWER = "(no final answer given)"
+_ENVIRONMENT = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
 
 
 def neutralise(text: str, max_chars: int) -> str:
@@ -39,15 +42,66 @@ def neutralise(text: str, max_chars: int) -> str:
 
 
 @dataclass(frozen=True)
+class LoadedTemplate:
+    """A template's source, compiled form and content hash."""
+
+    reference: str
+    source: str
+    hash: str
+    compiled: Template
+
+    @classmethod
+    def load(cls, reference: str) -> LoadedTemplate:
+        path = Path(reference)
+        if path.is_file():
+            source = path.read_text(encoding="utf-8")
+        else:
+            bundled = resources.files("judges").joinpath("templates", reference)
+            if not bundled.is_file():
+                raise HarnessError(f"protocol template {reference!r} not found (neither a file nor a bundled template in judges/templates)")
+            source = bundled.read_text(encoding="utf-8")
+        try:
+            compiled = _ENVIRONMENT.from_string(source)
+        except TemplateError as error:
+            raise HarnessError(f"protocol template {reference!r}: {error}") from error
+        return cls(reference, source, hashlib.sha256(source.encode("utf-8")).hexdigest()[:16], compiled)
+
+
+@dataclass(frozen=True)
+class SolveStep:
+    """Solve-first's first step: the judge's own solution to a problem, shown no candidate."""
+
+    template: LoadedTemplate
+    max_tokens: int
+    max_chars: int
+
+    @property
+    def template_hash(self) -> str:
+        return self.template.hash
+
+    def render(self, problem: PublicProblem) -> str:
+        return self.template.compiled.render(problem=neutralise(problem.question, self.max_chars)).strip()
+
+
+@dataclass(frozen=True)
 class Protocol:
-    """A loaded protocol: renders prompts from public views and knows its verdict options."""
+    """A loaded protocol: renders prompts from public views and knows how the judge answers."""
 
     name: str
-    template_source: str
-    template_hash: str
+    template: LoadedTemplate
     view: str
     options: tuple[str, ...]
+    max_tokens: int
+    temperature: float
+    verdict_suffix: str
+    solve: SolveStep | None
+    shuffle: bool
     max_candidate_chars: int
+
+    @property
+    def template_hash(self) -> str:
+        """Hash of everything that shapes the prompts: the template, and the solve template if any."""
+        return self.template.hash if self.solve is None else f"{self.template.hash}+{self.solve.template_hash}"
 
     def candidate_view(self, candidate: Candidate, extract_answer: Callable[[str], str | None]) -> CandidateView:
         """The part of a candidate this protocol shows: all of it, or its final answer only."""
@@ -56,45 +110,41 @@ class Protocol:
             return CandidateView(candidate.candidate_id, answer if answer is not None else NO_FINAL_ANSWER)
         return CandidateView(candidate.candidate_id, candidate.text)
 
-    def render(self, problem: PublicProblem, candidate: CandidateView) -> str:
-        environment = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=False, autoescape=False)
-        template = environment.from_string(self.template_source)
-        return template.render(
-            problem=neutralise(problem.question, self.max_candidate_chars),
-            candidate=neutralise(candidate.text, self.max_candidate_chars),
+    def render(self, problem: PublicProblem, candidate: CandidateView, own_solution: str | None = None) -> str:
+        cap = self.max_candidate_chars
+        return self.template.compiled.render(
+            problem=neutralise(problem.question, cap),
+            candidate=neutralise(candidate.text, cap),
+            own_solution=neutralise(own_solution, cap) if own_solution is not None else None,
             options=self.options,
         ).strip()
 
 
-def _template_text(reference: str) -> str:
-    path = Path(reference)
-    if path.is_file():
-        return path.read_text(encoding="utf-8")
-    bundled = resources.files("judges").joinpath("templates", reference)
-    if bundled.is_file():
-        return bundled.read_text(encoding="utf-8")
-    raise HarnessError(f"protocol template {reference!r} not found (neither a file nor a bundled template in judges/templates)")
-
-
 def load_protocol(config: ProtocolConfig) -> Protocol:
-    """Build a protocol from its config; template errors and bad fields are reported by name."""
+    """Build a protocol from its config; template errors and inconsistent fields are reported by name."""
     if config.view not in _VIEWS:
         raise HarnessError(f"protocol.view={config.view!r} is not one of {', '.join(_VIEWS)}")
-    if config.mode != "verdict":
-        raise HarnessError(f"protocol.mode={config.mode!r} is not supported; use mode=verdict")
+    if config.mode not in _MODES:
+        raise HarnessError(f"protocol.mode={config.mode!r} is not one of {', '.join(_MODES)}")
+    if (config.mode == "generate") != (config.max_tokens > 0):
+        raise HarnessError(f"protocol {config.name}: mode=generate needs max_tokens > 0, and mode=verdict needs max_tokens=0")
     if len(config.verdict_options) != 2 or len(set(config.verdict_options)) != 2:
         raise HarnessError("protocol.verdict_options must name two distinct options, the positive one first")
-    source = _template_text(config.template)
-    try:
-        SandboxedEnvironment().parse(source)
-    except TemplateError as error:
-        raise HarnessError(f"protocol template {config.template!r}: {error}") from error
+    solve = None
+    if config.solve_template is not None:
+        if config.solve_max_tokens < 1:
+            raise HarnessError("protocol.solve_max_tokens must be at least 1")
+        solve = SolveStep(LoadedTemplate.load(config.solve_template), config.solve_max_tokens, config.max_candidate_chars)
     return Protocol(
         name=config.name,
-        template_source=source,
-        template_hash=hashlib.sha256(source.encode("utf-8")).hexdigest()[:16],
+        template=LoadedTemplate.load(config.template),
         view=config.view,
         options=tuple(config.verdict_options),
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        verdict_suffix=config.verdict_suffix,
+        solve=solve,
+        shuffle=config.shuffle,
         max_candidate_chars=config.max_candidate_chars,
     )
 

@@ -31,10 +31,20 @@ class JudgeRequest:
 
 @dataclass(frozen=True)
 class EngineRequest:
-    """A rendered prompt (the user turn) and the verdict options whose next-token mass we read."""
+    """A rendered prompt (the user turn) and what to do with it.
+
+    With `max_tokens=0` the engine reads the next-token mass of each verdict option directly after the
+    prompt. With `max_tokens>0` it first generates (at `temperature`, seeded by `seed`); then, when
+    `options` are given, it appends `verdict_suffix` to the generated text and reads the options' mass
+    there. `options=()` asks for the generation alone.
+    """
 
     prompt: str
     options: tuple[str, ...]
+    max_tokens: int = 0
+    temperature: float = 0.0
+    seed: int = 0
+    verdict_suffix: str = ""
 
 
 @dataclass(frozen=True)

@@ -117,23 +117,38 @@ class LlamaCppEngine:
         top = logits.max()
         return logits - top - math.log(np.exp(logits - top).sum())
 
+    def _option_logprobs(self, tokens: list[int], options: tuple[str, ...]) -> tuple[dict[str, float], str]:
+        logprobs = self._evaluate(tokens)
+        option_logprobs = {option: float(np.logaddexp.reduce(logprobs[ids])) for option, ids in self._tokens_for(options).items()}
+        greedy = self._llm.detokenize([int(np.argmax(logprobs))]).decode("utf-8", "replace")
+        return option_logprobs, greedy
+
+    def _generate(self, tokens: list[int], request: EngineRequest) -> tuple[str, int]:
+        completion = self._llm.create_completion(
+            tokens, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed
+        )
+        return completion["choices"][0]["text"], int(completion["usage"]["completion_tokens"])
+
     def _answer(self, request: EngineRequest) -> EngineResult:
         tokens = self._prompt_tokens(request.prompt)
-        if len(tokens) >= self._n_ctx:
+        budget = len(tokens) + request.max_tokens + (len(self._llm.tokenize(request.verdict_suffix.encode(), add_bos=False)) if request.options else 0)
+        if budget >= self._n_ctx:
             return EngineResult(
                 text="",
                 option_logprobs=None,
                 prompt_tokens=len(tokens),
                 completion_tokens=0,
-                error=f"prompt of {len(tokens)} tokens does not fit n_ctx={self._n_ctx}",
+                error=f"prompt of {len(tokens)} tokens plus {request.max_tokens} to generate does not fit n_ctx={self._n_ctx}",
             )
-        logprobs = self._evaluate(tokens)
-        option_logprobs = {
-            option: float(np.logaddexp.reduce(logprobs[ids])) for option, ids in self._tokens_for(request.options).items()
-        }
-        greedy = int(np.argmax(logprobs))
-        text = self._llm.detokenize([greedy]).decode("utf-8", "replace")
-        return EngineResult(text=text, option_logprobs=option_logprobs, prompt_tokens=len(tokens), completion_tokens=1)
+        if request.max_tokens == 0:
+            option_logprobs, greedy = self._option_logprobs(tokens, request.options)
+            return EngineResult(text=greedy, option_logprobs=option_logprobs, prompt_tokens=len(tokens), completion_tokens=1)
+        generated, produced = self._generate(tokens, request)
+        if not request.options:
+            return EngineResult(text=generated, option_logprobs=None, prompt_tokens=len(tokens), completion_tokens=produced)
+        continuation = self._llm.tokenize((generated + request.verdict_suffix).encode("utf-8"), add_bos=False, special=False)
+        option_logprobs, _ = self._option_logprobs(tokens + continuation, request.options)
+        return EngineResult(text=generated, option_logprobs=option_logprobs, prompt_tokens=len(tokens), completion_tokens=produced)
 
     def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]:
         return [self._answer(request) for request in requests]

@@ -81,4 +81,11 @@ def verify_trace(scenario: Scenario, trace: Trace, options: VerifyOptions = Veri
         return verify(graph, trace, sqlite_facts(db_path, graph).facts(), options)
 
 
-__all__ = ["AgentEnv", "Recorder", "SCENARIOS", "Scenario", "replay", "verify_trace"]
+def load(config: Any) -> Any:
+    """The scenarios as a best-of-N task (`python -m harness task=agent_travel`); see `tasks.agent.task`."""
+    from tasks.agent.task import load as load_task
+
+    return load_task(config)
+
+
+__all__ = ["AgentEnv", "Recorder", "SCENARIOS", "Scenario", "load", "replay", "verify_trace"]

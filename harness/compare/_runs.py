@@ -59,12 +59,13 @@ def fetch_runs(tracking_uri: str, experiment: str, filter_string: str) -> Fetche
         matched = mlflow.search_runs([found.experiment_id], filter_string=filter_string, output_format="list")
     except MlflowException as error:
         raise HarnessError(f"bad --filter {filter_string!r}: {str(error).splitlines()[0]}") from error
+    if not matched:
+        raise HarnessError(f"no runs in experiment {experiment!r} match --filter {filter_string!r}" if filter_string else f"experiment {experiment!r} has no runs")
+    # A parent may not match the filter (it has no protocol params), so look for children among all runs.
     everything = mlflow.search_runs([found.experiment_id], output_format="list") if filter_string else matched
     parents = {run.data.tags[PARENT_TAG] for run in everything if PARENT_TAG in run.data.tags}
     leaves = [run for run in matched if run.info.run_id not in parents]
     finished = [run for run in leaves if run.info.status == "FINISHED"]
-    if not matched:
-        raise HarnessError(f"no runs in experiment {experiment!r} match --filter {filter_string!r}" if filter_string else f"experiment {experiment!r} has no runs")
     if not finished:
         raise HarnessError(f"none of the {len(matched)} matching runs in {experiment!r} is a finished leaf run")
     records = [

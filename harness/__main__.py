@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -25,6 +27,9 @@ def main(cfg: DictConfig) -> None:
     try:
         config = OmegaConf.to_object(cfg)
         assert isinstance(config, RunConfig)
+        hydra_config = HydraConfig.get()
+        if hydra_config.mode == RunMode.MULTIRUN and config.tracking.sweep is None:
+            config.tracking.sweep = hydra_config.sweep.dir
         run(config)
     except OmegaConfBaseException as error:
         print(f"error: config: {str(error).splitlines()[0]}", file=sys.stderr)

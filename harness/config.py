@@ -124,6 +124,7 @@ class TrackingConfig:
     enabled: bool = True
     uri: str = "sqlite:///mlruns.db"
     experiment: str = "harness"
+    sweep: Optional[str] = None  # set by the entry point in multirun mode: runs of one sweep share a parent run
 
 
 @dataclass

@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from harness import provenance
+from harness.analysis import analyse_run
 from harness.audit import audit
 from harness.cache import CallCache
 from harness.config import RunConfig
@@ -123,6 +124,22 @@ def _results(
     return results
 
 
+def _reselect_reversed(results: Sequence[ProblemResult], seed: int) -> list[ProblemResult] | None:
+    """The selection with each problem's candidates in reversed order, for `order_invariance`.
+
+    Verdicts are per candidate and content-cached, so reversing the order cannot change a score;
+    it can change a pick only through the seeded tie-break, which is what this measures.
+    """
+    if all(result.selected is None for result in results):
+        return None
+    reversed_results = []
+    for result in results:
+        candidates = tuple(reversed(result.candidates))
+        pick = pick_best([record.ensemble_score for record in candidates], problem_rng(seed, result.problem_id))
+        reversed_results.append(dataclasses.replace(result, candidates=candidates, selected=pick))
+    return reversed_results
+
+
 def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     partial = path.with_suffix(path.suffix + ".partial")
     with partial.open("w", encoding="utf-8") as handle:
@@ -193,10 +210,21 @@ def run(config: RunConfig) -> RunResult:
         if config.shield.enabled:
             results = shield_results(results, [problem for problem, _ in groups], task, config.shield, config.seed)
             summary.update(shield_summary(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed))
+        title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"
+        analysis = analyse_run(
+            results,
+            output_dir,
+            seed=config.seed,
+            judge_families={key: member.family for key, member in config.judge.members.items()},
+            reordered=_reselect_reversed(results, config.seed),
+            title=title,
+        )
+        summary.update(analysis["metrics"])
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
-        files = _write_outputs(output_dir, resolved, results, summary, f"{task.name} | judge={config.judge.name} | protocol={protocol.name}")
-        files.append(prompt_path)
+        summary["curve"] = analysis["curve"]
+        files = _write_outputs(output_dir, resolved, results, summary, title)
+        files += [prompt_path, *(Path(path) for path in analysis["files"])]
         tracked.log_metrics(summary)
         tracked.log_artifacts(files)
     cache.close()

@@ -73,6 +73,19 @@ class _NoRun(TrackedRun):
         return None
 
 
+def _sweep_parent(mlflow: Any, experiment_id: str, sweep: str) -> str:
+    """The parent run of a multirun sweep (found by its sweep directory tag, created by the first job)."""
+    client = mlflow.tracking.MlflowClient()
+    escaped = sweep.replace("'", "\\'")
+    found = client.search_runs([experiment_id], filter_string=f"tags.`harness.sweep` = '{escaped}'", max_results=1)
+    if found:
+        return found[0].info.run_id
+    parent = client.create_run(experiment_id, run_name=f"sweep {Path(sweep).name}", tags={"harness.sweep": sweep})
+    client.set_terminated(parent.info.run_id)
+    log.info("MLflow parent run %s for sweep %s", parent.info.run_id, sweep)
+    return parent.info.run_id
+
+
 @contextmanager
 def tracked_run(config: TrackingConfig, run_name: str) -> Iterator[TrackedRun]:
     """An MLflow run that ends FINISHED on success and FAILED when the body raises."""
@@ -84,8 +97,9 @@ def tracked_run(config: TrackingConfig, run_name: str) -> Iterator[TrackedRun]:
 
     try:
         mlflow.set_tracking_uri(config.uri)
-        mlflow.set_experiment(config.experiment)
-        active = mlflow.start_run(run_name=run_name)
+        experiment = mlflow.set_experiment(config.experiment)
+        tags = {"mlflow.parentRunId": _sweep_parent(mlflow, experiment.experiment_id, config.sweep)} if config.sweep else None
+        active = mlflow.start_run(run_name=run_name, tags=tags)
     except (MlflowException, OSError) as error:
         raise HarnessError(f"cannot open MLflow tracking at {config.uri!r}: {str(error).splitlines()[0]}") from error
     log.info("MLflow run %s in experiment %r at %s", active.info.run_id, config.experiment, config.uri)

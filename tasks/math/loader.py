@@ -49,6 +49,13 @@ def _validated(rows: Iterable[dict[str, Any]], origin: str) -> list[dict[str, An
     return out
 
 
+def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
+    """The MATH shield (`tasks.math.shield`), imported on first use."""
+    from tasks.math.shield import shield_candidate
+
+    return shield_candidate(problem, candidate, reward, options)
+
+
 def load(config: TaskConfig) -> TaskData:
     """MATH-500 problems `math500-<i>` (0-based row index in the full set), narrowed by `subset`.
 
@@ -77,4 +84,4 @@ def load(config: TaskConfig) -> TaskData:
     def reference_pool() -> list[Candidate]:
         return [Candidate(pid, f"{pid}/reference", text, source="reference") for pid, text in solutions]
 
-    return TaskData("math", problems, anchors, reference_pool, extract_answer, digest.hexdigest())
+    return TaskData("math", problems, anchors, reference_pool, extract_answer, digest.hexdigest(), shield=shield)

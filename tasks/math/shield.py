@@ -1,0 +1,339 @@
+"""The MATH shield: a candidate's LaTeX becomes a trace, checked against a graph and recomputed facts.
+
+Each paragraph (text between blank lines, `[asy]` figures removed) that says more than the final
+boxed answer is one reasoning step (a `reasoning_step` event); the final answer (`extract_answer`:
+the last `\\boxed{}` or a marked "The answer is ..." line) is a `final_answer` event. The graph is
+`INIT -> STEP+ -> ANSWER`. The facts are what the shield recomputes from the text, never the gold
+answer (anchors are sealed): the equations are checked, not the answer's correctness.
+
+Invariants (CEL, in `GRAPH`):
+- every equation chain `a = b = c` in the math of a step holds where both sides of an `=` are closed
+  forms: numbers, `\\frac`, `\\sqrt`, `\\pi`, powers, `\\cdot`/`\\times`/`\\div` (`equation_sides`).
+  Conservative on purpose: a side with a variable, a unit, a degree or percent sign, a subscript, a
+  mixed number, a command SymPy is not given (`\\binom`, `\\sin`, `\\dots`), or anything in a
+  modular context is not checked. A chain link fails only when both sides evaluate to finite numbers
+  (30 digits) that differ beyond rounding: a side written as a decimal with d places may be the
+  other side rounded or truncated to d places;
+- an answer is present (otherwise the path never reaches ANSWER) and parses (`answer_parses`);
+- no text addresses the grader: the GSM8K shield's detector (`tasks.gsm8k.shield._GRADER`),
+  except phrases that also occur in the problem statement (a problem about a contest's judges).
+
+Hostile input cannot hang SymPy: sides are capped in length, parsed unevaluated, and rejected when
+any exponent exceeds `MAX_EXPONENT` in size before anything is evaluated numerically.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+import sympy
+from sympy.parsing.sympy_parser import (
+    convert_xor,
+    implicit_multiplication_application,
+    parse_expr,
+    standard_transformations,
+)
+from tokenize import TokenError
+
+from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
+from tasks.gsm8k.shield import _GRADER  # private there; shared here rather than copied
+from tasks.math.extract import extract_answer, last_boxed
+from tasks.math.normalise import latex_to_sympy_text
+from tasks.types import Candidate, PublicProblem
+
+TASK_ID = "math"
+GRAPH: dict[str, Any] = {
+    "format_version": 1,
+    "task_id": TASK_ID,
+    "description": "A competition-math solution: one or more reasoning steps, then a boxed final answer.",
+    "initial_state": "INIT",
+    "goal_states": ["ANSWER"],
+    "required_states": ["STEP"],
+    "global_invariants": ["size(grader_addressed) == 0"],
+    "facts": {"variables": ["steps", "answer_parses", "grader_addressed"]},
+    "nodes": [
+        {"node_id": "INIT", "next_allowed": ["STEP"]},
+        {
+            "node_id": "STEP",
+            "invariant": ["size(steps[event.index].false_equations) == 0"],
+            "actions": ["state_step"],
+            "next_allowed": ["ANSWER"],
+        },
+        {
+            "node_id": "ANSWER",
+            "is_goal": True,
+            "invariant": ["answer_parses == true"],
+            "actions": ["give_answer"],
+            "next_allowed": [],
+        },
+    ],
+}
+
+MAX_SIDE_CHARS = 160  # a side longer than this (after normalising) is not checked
+MAX_EXPONENT = 1000  # |exponent| above this: not checked (10^(10^10) must not be computed)
+MAX_ANSWER_CHARS = 1000
+_DIGITS = 30
+_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor)
+_FUNCTIONS = {"sqrt": sympy.sqrt, "root": sympy.root, "pi": sympy.pi}
+_IDENTIFIERS = re.compile(r"[A-Za-z_]+")
+_SAFE = re.compile(r"[0-9+\-*/().,\s]*")  # commas only from root(x, n): LaTeX commas are skipped
+
+_ASY = re.compile(r"\[asy\].*?\[/asy\]", re.DOTALL)
+_MATH = re.compile(
+    r"\$\$(?P<display>.+?)\$\$"
+    r"|(?<!\\)\$(?P<inline>.+?)(?<!\\)\$"
+    r"|\\\[(?P<bracket>.+?)\\\]"
+    r"|\\\((?P<paren>.+?)\\\)"
+    r"|\\begin\{(?P<env>align|aligned|equation|eqnarray|gather|multline)\*?\}(?P<body>.*?)\\end\{(?P=env)\*?\}",
+    re.DOTALL,
+)
+# Relations that end an equality link: only sides joined by a plain `=` are compared.
+_RELATION = re.compile(
+    r"(\\(?:approx|neq|ne|leq?|geq?|lt|gt|equiv|sim|simeq|cong|propto|implies|Rightarrow|Longrightarrow|iff|to|rightarrow"
+    r"|Leftrightarrow|quad|qquad|text\{\s*(?:and|or|if|so|since|then)\s*\})(?![A-Za-z])|:=|<|>|;|=)"
+)
+# Contexts in which `=` does not mean numeric equality of closed forms.
+_SKIP_SEGMENT = re.compile(
+    r"\\(?:pmod|bmod|mod|equiv|begin|stackrel|overset|underset|cases|substack)(?![A-Za-z])|\?|\bmod\b", re.IGNORECASE
+)
+# A side that cannot be read as a closed form here: units and degrees, percent, subscripts (bases,
+# indices), mixed numbers (`2\frac12` is 5/2, not 2 * 1/2), digits split by spaces (`2 500`),
+# factorials, tuples, vectors, floor/ceiling.
+_SKIP_SIDE = re.compile(
+    r"\\circ|%|_|\d\s*\\[dt]?frac|\d\s+\d|!|,|\\[lr]?vert|\\[lr]floor|\\[lr]ceil|\||\\overline|\\text|\\mathrm|\\operatorname"
+)
+_DROP_COMMANDS = ("\\left", "\\right", "\\displaystyle", "\\!", "\\,", "\\;", "\\:", "\\ ", "&")
+
+
+@dataclass(frozen=True)
+class Link:
+    """One `left = right` of an equation chain, as written in the step."""
+
+    left: str
+    right: str
+
+
+def math_segments(text: str) -> list[str]:
+    """The math-mode parts of `text` ($...$, \\[...\\], align environments...), `[asy]` removed."""
+    segments = []
+    for match in _MATH.finditer(_ASY.sub(" ", text)):
+        segment = next(value for name, value in match.groupdict().items() if value is not None and name != "env")
+        segments.append(segment)
+    return segments
+
+
+def _unbox(text: str) -> str:
+    """`\\boxed{x}` -> `x`, so `= \\boxed{850}` is a link like any other."""
+    while (start := text.find("\\boxed{")) >= 0:
+        depth = 0
+        for index in range(start + 6, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            if depth == 0:
+                text = text[:start] + text[start + 7 : index] + text[index + 1 :]
+                break
+        else:
+            return text
+    return text
+
+
+def _split_top_level(text: str) -> list[tuple[str, str]]:
+    """(relation before the part, part) for relations outside braces; the first relation is ''."""
+    parts: list[tuple[str, str]] = []
+    depth, start, relation = 0, 0, ""
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if char in "{(":
+            depth += 1
+        elif char in "})":
+            depth -= 1
+        elif depth == 0:
+            match = _RELATION.match(text, position)
+            if match:
+                parts.append((relation, text[start:position]))
+                relation, start = match.group(0), match.end()
+                position = match.end()
+                continue
+        position += 1
+    parts.append((relation, text[start:]))
+    return parts
+
+
+def equation_links(segment: str) -> list[Link]:
+    """Adjacent `=`-joined sides of every chain in one math segment. Rows of an align environment
+    that start with a relation (`&= 12`) continue the previous row's chain."""
+    if _SKIP_SEGMENT.search(segment):
+        return []
+    links: list[Link] = []
+    previous: str | None = None
+    for row in re.split(r"\\\\(?:\[[^\]]*\])?", _unbox(segment)):
+        parts = _split_top_level(row)
+        if parts[0][1].strip() == "" and len(parts) > 1 and previous is not None:
+            parts[0] = ("", previous)  # `&= 12` continues the chain above
+        for (_, left), (relation, right) in zip(parts, parts[1:]):
+            if relation == "=" and left.strip() and right.strip():
+                links.append(Link(left.strip(), right.strip()))
+        previous = parts[-1][1] if parts[-1][1].strip() else previous
+    return links
+
+
+def _decimals(side: str) -> int | None:
+    """Decimal places of a side that is a plain decimal number (`3.14`, `-0.5`), else None."""
+    match = re.fullmatch(r"\s*-?\d*\.(\d+)\s*", side)
+    return len(match.group(1)) if match else None
+
+
+def _bounded(expression: sympy.Basic) -> bool:
+    """Every exponent is a finite number no larger than MAX_EXPONENT (checked inside out)."""
+    for node in sympy.preorder_traversal(expression):
+        if isinstance(node, sympy.Pow):
+            exponent = node.exp
+            if not _bounded(exponent):
+                return False
+            value = exponent.evalf(15)
+            if not value.is_number or not value.is_finite or abs(value) > MAX_EXPONENT:
+                return False
+    return True
+
+
+@lru_cache(maxsize=4096)
+def closed_form(latex: str) -> sympy.Basic | None:
+    """The side as an unevaluated SymPy number with no free symbols, or None when it is not one."""
+    if _SKIP_SIDE.search(latex):
+        return None
+    text = latex.replace("\\div", "/")
+    for command in _DROP_COMMANDS:
+        text = text.replace(command, " ")
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    text = latex_to_sympy_text(re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", text))  # `\frac 79` is 7/9
+    text = text.strip().rstrip(".").strip()
+    if not text or len(text) > MAX_SIDE_CHARS or "\\" in text:
+        return None
+    names = set(_IDENTIFIERS.findall(text))
+    if names - set(_FUNCTIONS) or not _SAFE.fullmatch(_IDENTIFIERS.sub("", text)):
+        return None
+    try:
+        expression = parse_expr(text, local_dict=dict(_FUNCTIONS), transformations=_TRANSFORMS, evaluate=False)
+    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError, TokenError, sympy.SympifyError):
+        return None
+    if not isinstance(expression, sympy.Expr) or expression.free_symbols:
+        return None
+    if not all(isinstance(node, sympy.Expr) for node in sympy.preorder_traversal(expression)):
+        return None  # a tuple or relation hiding inside brackets
+    return expression if _bounded(expression) else None
+
+
+def _value(expression: sympy.Basic) -> sympy.Basic | None:
+    try:
+        value = sympy.N(expression, _DIGITS)
+    except (ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+    return value if value.is_number and value.is_finite else None
+
+
+def link_holds(link: Link) -> bool | None:
+    """True/False when both sides are closed forms with finite values; None when not checkable."""
+    left, right = closed_form(link.left), closed_form(link.right)
+    if left is None or right is None:
+        return None
+    left_value, right_value = _value(left), _value(right)
+    if left_value is None or right_value is None:
+        return None
+    difference = abs(sympy.N(left_value - right_value, _DIGITS))
+    scale = max(1, abs(left_value), abs(right_value))
+    if difference <= scale * sympy.Float(10) ** -12:
+        return True
+    # A side written as a decimal may be the other side rounded or truncated to its places.
+    for decimal_side, value, other in ((link.left, left_value, right_value), (link.right, right_value, left_value)):
+        places = _decimals(decimal_side.rstrip("."))
+        if places is not None and _rounds_to(other, value, places):
+            return True
+    return False
+
+
+def _rounds_to(exact: sympy.Basic, written: sympy.Basic, places: int) -> bool:
+    """`written` (a decimal with `places` places) is `exact` rounded half up or truncated toward zero."""
+    unit = sympy.Float(10, _DIGITS) ** -places
+    slack = unit * sympy.Float(10) ** -9
+    if abs(exact - written) <= unit / 2 + slack:
+        return True
+    return bool(0 <= (exact - written) * sympy.sign(exact) < unit + slack)
+
+
+def false_equations(step: str) -> list[str]:
+    """The links of `step`'s equation chains that SymPy shows to be false."""
+    found = []
+    for segment in math_segments(step):
+        for link in equation_links(segment):
+            if link_holds(link) is False:
+                found.append(f"{link.left} = {link.right}")
+    return found
+
+
+def split_steps(text: str) -> list[str]:
+    """Paragraphs that say more than the final boxed answer (figures removed)."""
+    steps = []
+    for paragraph in re.split(r"\n\s*\n", _ASY.sub(" ", text)):
+        rest = paragraph
+        boxed = last_boxed(paragraph)
+        if boxed is not None:
+            rest = rest.replace(boxed, "").replace("\\boxed", "").replace("\\fbox", "")
+        if re.search(r"[A-Za-z0-9]", re.sub(r"(?i)final answer|the answer is", "", rest)):
+            steps.append(paragraph.strip())
+    return steps
+
+
+def answer_parses(answer: str | None) -> bool:
+    """A final answer is readable: non-empty, bounded, balanced braces, and some content."""
+    if answer is None or not answer.strip() or len(answer) > MAX_ANSWER_CHARS:
+        return False
+    depth = 0
+    for char in answer:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0 and re.search(r"[A-Za-z0-9]|\\[A-Za-z]", answer) is not None
+
+
+def grader_addressed(text: str, question: str) -> list[str]:
+    """Phrases addressing a grader, except those the problem itself uses."""
+    in_problem = {match.group(0).lower() for match in _GRADER.finditer(question)}
+    return sorted({match.group(0).lower() for match in _GRADER.finditer(text)} - in_problem)
+
+
+def build_trace_and_facts(
+    problem: PublicProblem, candidate: Candidate, reward: float | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The candidate as trace data plus the recomputed facts the invariants read."""
+    events: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    for step in split_steps(candidate.text):
+        events.append({"event_type": "reasoning_step", "action": "state_step", "content": step[:2000]})
+        steps.append({"false_equations": false_equations(step)})
+    answer = extract_answer(candidate.text)
+    if answer is not None:
+        events.append({"event_type": "final_answer", "action": "give_answer", "content": answer[:2000]})
+        steps.append({"false_equations": []})
+    facts = {
+        "steps": steps,
+        "answer_parses": answer_parses(answer),
+        "grader_addressed": grader_addressed(candidate.text, problem.question),
+    }
+    trace = {"task_id": TASK_ID, "trace_id": candidate.candidate_id, "reward": reward, "events": events}
+    return trace, facts
+
+
+@cache
+def graph() -> StateGraph:
+    return parse_graph(GRAPH, "tasks.math.shield.GRAPH")
+
+
+def shield_candidate(
+    problem: PublicProblem, candidate: Candidate, reward: float | None = None, options: VerifyOptions | None = None
+) -> ShieldReport:
+    """Verify one MATH candidate from the public problem and its own text (never the gold answer)."""
+    trace, facts = build_trace_and_facts(problem, candidate, reward)
+    return verify(graph(), parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())

@@ -6,6 +6,8 @@ Event kinds reported to the parent, each as `("event", kind, detail, test_index)
                     os.forkpty, os.kill/killpg -- refused
   file_write        open() for writing, remove/rename/rmdir/chmod/chown... outside the work dir -- refused
   network           any socket.* event -- refused (also when a network namespace applies)
+  process_inspection  open() of another process's /proc/<pid> entry (its memory, environment,
+                    descriptors: the trusted parent's among them) -- refused
   ctypes            ctypes.dlopen/dlsym/cdata/... -- refused (ctypes would bypass everything else)
   frame_inspection  sys._getframe or frame/code attribute access (tb_frame, gi_frame, f_back...) from
                     candidate code -- recorded only
@@ -39,18 +41,29 @@ def make_hook(event, state, workdir):
     """An audit hook reporting through `event(kind, detail)`; paths are judged against `workdir`."""
     realpath, getframe, fspath = os.path.realpath, sys._getframe, os.fspath
     inside = workdir.rstrip("/") + "/"
+    own_proc = f"/proc/{os.getpid()}/"  # /proc/self resolves here; any other /proc/<pid> is refused
     _str, _bytes, _int, _type, _repr = str, bytes, int, type, repr
 
-    def outside(path):
+    def resolve(path):
+        """The real path, or None when `path` is not a path (an open descriptor or junk)."""
         if _type(path) is _int:  # an already-open descriptor: its opening was judged
-            return False
+            return None
         try:
             text = fspath(path)
             text = text.decode("utf-8", "replace") if _type(text) is _bytes else text
         except TypeError:
-            return True
-        resolved = realpath(text)
-        return not (resolved + "/").startswith(inside)
+            return ""
+        return realpath(text) + "/"
+
+    def outside(path):
+        resolved = resolve(path)
+        return resolved is not None and not resolved.startswith(inside)
+
+    def other_process(path):
+        resolved = resolve(path)
+        if not resolved or not resolved.startswith("/proc/") or resolved.startswith(own_proc):
+            return False
+        return resolved[6:].split("/", 1)[0].isdigit()
 
     def from_candidate():
         frame = getframe(2)
@@ -78,6 +91,8 @@ def make_hook(event, state, workdir):
                 )
                 if writing and outside(path):
                     refuse("file_write", f"open({_repr(path)[:200]}, {mode!r})")
+                if other_process(path):
+                    refuse("process_inspection", f"open({_repr(path)[:200]})")
             elif name in _SPAWN:
                 refuse("process_spawn", f"{name}{_repr(args)[:200]}")
             elif name.startswith("socket."):

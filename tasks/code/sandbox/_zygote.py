@@ -100,6 +100,8 @@ class _Server:
         verb, job_id = message.decode("ascii").split()[:2]
         if verb == "run" and len(fds) == _DESCRIPTORS:
             self._fork(job_id, fds)
+        elif verb == "run":
+            self.control.send(f"failed {job_id} expected-{_DESCRIPTORS}-descriptors".encode())
         elif verb == "kill":
             for running, pid in self.children.values():
                 if running == job_id:

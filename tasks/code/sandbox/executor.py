@@ -108,9 +108,20 @@ def run_tests(program: str, test_source: str, entry_point: str, limits: SandboxL
 
 
 def _run(program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits) -> ExecutionResult:
+    if limits.launcher == "fork_server":
+        try:
+            return _attempt("fork_server", program, test, entry_point, limits)
+        except ForkServerError:
+            pass  # unavailable or unresponsive: run it the slow way, with fresh files and work dir
+    return _attempt("exec", program, test, entry_point, limits)
+
+
+def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits) -> ExecutionResult:
     workdir = tempfile.mkdtemp(prefix="sandbox-work-")
+    nonce = secrets.token_hex(16)
     job = {
-        "nonce": secrets.token_hex(16),
+        "nonce": nonce,
+        "evidence_fd": _FORKED_EVIDENCE_FD,
         "program": program,
         "tests": test.source,
         "entry_point": entry_point,
@@ -127,15 +138,14 @@ def _run(program: str, test: InstrumentedTest, entry_point: str, limits: Sandbox
         with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as stderr, tempfile.TemporaryFile() as evidence:
             evidence_fd = evidence.fileno()
             fcntl.fcntl(evidence_fd, fcntl.F_SETFL, fcntl.fcntl(evidence_fd, fcntl.F_GETFL) | os.O_APPEND)
-            launcher = limits.launcher
-            if launcher == "fork_server":
-                try:
-                    _write_job(job_file, job, _FORKED_EVIDENCE_FD)
-                    returncode, timed_out = _run_forked(job_file, stderr, evidence_fd, limits.wall_s)
-                except ForkServerError:
-                    launcher = "exec"
             if launcher == "exec":
-                _write_job(job_file, job, evidence_fd)
+                job["evidence_fd"] = evidence_fd  # Popen's pass_fds keeps the parent's number
+            job_file.write(marshal.dumps(job))
+            job_file.flush()
+            job_file.seek(0)
+            if launcher == "fork_server":
+                returncode, timed_out = _run_forked(job_file, stderr, evidence_fd, limits.wall_s)
+            else:
                 returncode, timed_out = _run_exec(job_file, stderr, evidence_fd, workdir, limits.wall_s)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
@@ -145,15 +155,7 @@ def _run(program: str, test: InstrumentedTest, entry_point: str, limits: Sandbox
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     duration = time.monotonic() - started
-    return _judge(raw, job["nonce"], test, returncode, timed_out, duration, stderr_tail, launcher)
-
-
-def _write_job(job_file: IO[bytes], job: dict[str, Any], evidence_fd: int) -> None:
-    job_file.seek(0)
-    job_file.truncate()
-    job_file.write(marshal.dumps({**job, "evidence_fd": evidence_fd}))
-    job_file.flush()
-    job_file.seek(0)
+    return _judge(raw, nonce, test, returncode, timed_out, duration, stderr_tail, launcher)
 
 
 def _run_forked(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, wall_s: float) -> tuple[int | None, bool]:

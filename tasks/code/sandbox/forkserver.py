@@ -95,6 +95,8 @@ class ForkServer:
                 self._runs.pop(job_id, None)
                 raise ForkServerError(f"cannot reach the fork server: {error}") from error
         if not run.started.wait(_START_TIMEOUT_S) or run.pid is None:
+            # The server handles messages in order, so a fork that happens late dies right after.
+            self.kill(job_id)
             self._forget(job_id)
             raise ForkServerError(run.failure or "the fork server did not start the run")
         return ForkedRun(self, job_id, run)

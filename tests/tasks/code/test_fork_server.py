@@ -35,32 +35,35 @@ def probe():
     return sorted(os.environ)
 """
 
-# Read the *parent* process's writable memory (the fork server, when forked from it) and count
-# occurrences of two markers: one from an earlier run's program, one from this run's own program.
+# Open the parent's memory: the trusted parent under exec, the fork server otherwise (whose parent
+# in turn is the trusted one). Either way it must be refused.
 PARENT_MEMORY = """
 import os
 def probe():
-    needles = [MARKERS[0].encode(), MARKERS[1].encode()]
-    pid = os.getppid()
-    found = 0
     try:
-        maps = open(f"/proc/{pid}/maps").read().splitlines()
-        mem = open(f"/proc/{pid}/mem", "rb", buffering=0)
-    except OSError:
-        return -1
-    for line in maps:
-        addresses, perms = line.split()[:2]
-        if not perms.startswith("rw"):
-            continue
-        start, end = (int(x, 16) for x in addresses.split("-"))
-        try:
-            mem.seek(start)
-            chunk = mem.read(end - start)
-        except OSError:
-            continue
-        found += sum(chunk.count(needle) for needle in needles)
-    return found
+        with open(f"/proc/{os.getppid()}/mem", "rb") as memory:
+            return "opened"
+    except PermissionError as error:
+        return "refused" if "sandbox refused" in str(error) else "denied by the kernel"
 """
+
+
+def _memory_count(pid: int, needles: list[bytes]) -> int:
+    """Occurrences of `needles` in the writable memory of process `pid` (read from this process)."""
+    found = 0
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+        for line in maps:
+            addresses, permissions = line.split()[:2]
+            if not permissions.startswith("rw"):
+                continue
+            start, end = (int(x, 16) for x in addresses.split("-"))
+            try:
+                memory.seek(start)
+                chunk = memory.read(end - start)
+            except OSError:
+                continue  # guard pages and the like
+            found += sum(chunk.count(needle) for needle in needles)
+    return found
 
 
 def _probe(program: str, expected: object, launcher: str) -> tuple[str, object, str]:
@@ -85,15 +88,25 @@ def test_child_environment_is_minimal(launcher: str) -> None:
     assert outcome == "pass", value
 
 
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_child_cannot_open_another_process_proc_entries(launcher: str) -> None:
+    test = "def check(candidate):\n    assert candidate() == 'refused'\n"
+    result = run_tests(textwrap.dedent(PARENT_MEMORY), test, "probe", SandboxLimits(launcher=launcher))
+    assert result.outcome == "pass", result.cases
+    assert "process_inspection" in {event["kind"] for event in result.audit_events}
+
+
 def test_fork_server_never_holds_a_job() -> None:
-    markers = [f"job-marker-{uuid.uuid4().hex}" for _ in range(2)]
-    earlier = f"MARKERS = {markers!r}\ndef probe():\n    return 0\n"
-    assert _probe(earlier, 0, "fork_server")[0] == "pass"
-    program = f"MARKERS = {markers!r}\n" + PARENT_MEMORY
-    outcome, value, launcher = _probe(program, 0, "fork_server")
-    if value == -1:
-        pytest.skip("this kernel does not let a process read its parent's memory")
-    assert (outcome, value, launcher) == ("pass", 0, "fork_server")
+    marker = f"job-marker-{uuid.uuid4().hex}"
+    program = f"MARKER = {marker!r}\ndef probe():\n    return 0\n"
+    assert _probe(program, 0, "fork_server")[0] == "pass"
+    server = forkserver.shared()
+    try:
+        count = _memory_count(server._process.pid, [marker.encode(), b"_become_child"])
+    except PermissionError:
+        pytest.skip("this process may not read the fork server's memory")
+    assert count > 0, "the scan must at least find the server's own code names"
+    assert _memory_count(server._process.pid, [marker.encode()]) == 0
 
 
 def test_unavailable_fork_server_falls_back_to_exec(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -148,6 +148,18 @@ ATTACKS = [
         {"error"},
         "network",
     ),
+    (
+        "read_trusted_parent_memory",
+        body("""
+            import os
+            # the parent's memory holds the hidden tests' expected values (under exec it is the
+            # trusted process itself; under the fork server, its parent is)
+            with open(f"/proc/{os.getppid()}/mem", "rb") as memory:
+                return memory.read(1) == b"x"
+        """),
+        {"wrong_answer", "error"},
+        "process_inspection",
+    ),
     ("ctypes_escape", body("import ctypes; ctypes.CDLL(None).exit(0)"), {"error"}, "ctypes"),
     (
         "forge_evidence_lines",

@@ -49,6 +49,13 @@ def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, An
     return [row for row in rows if row["task_id"] in set(wanted)]
 
 
+def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
+    """The code shield (`tasks.code.shield`): the candidate run on its visible examples, imported on first use."""
+    from tasks.code.shield import shield_candidate
+
+    return shield_candidate(problem, candidate, reward, options)
+
+
 def load(config: TaskConfig) -> TaskData:
     """HumanEval's 164 problems; the judge sees only the prompt (signature + docstring).
 
@@ -79,4 +86,4 @@ def load(config: TaskConfig) -> TaskData:
     def reference_pool() -> list[Candidate]:
         return [Candidate(tid, f"{tid}/canonical", text, source="reference") for tid, text in solutions]
 
-    return TaskData("code", problems, anchors, reference_pool, code_digest, digest)
+    return TaskData("code", problems, anchors, reference_pool, code_digest, digest, shield=shield)

@@ -91,16 +91,20 @@ GRAPH: dict[str, Any] = {
 _KIND_OF_EXPRESSION = {f"size({name}) == 0": name for name in AUDIT_VARIABLES} | {
     expression: name for name, expression in OUTCOME_CHECKS.items()
 }
+MAX_PROBES = 5
 _DEF = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class VisibleTest:
-    """A docstring example as an assert on `candidate`; `site` is its assert's index in the test."""
+    """A docstring example as an assert on `candidate`; `site` is its assert's index in the test.
+    `expected` None marks a probe: a call shown in the prompt's prose (`f(3) ==> 9`, "f(3) should
+    return..."), made so that the body runs under the audit hook, with its value not judged
+    (prose examples are too loosely written to be a test)."""
 
     site: int
     call: str
-    expected: str
+    expected: str | None
 
 
 def entry_point(prompt: str) -> str | None:
@@ -109,31 +113,72 @@ def entry_point(prompt: str) -> str | None:
     return names[-1] if names else None
 
 
+def _literal_call(text: str, entry: str) -> ast.Call | None:
+    try:
+        call = ast.parse(text, mode="eval").body
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == entry and not call.keywords:
+            for argument in call.args:
+                ast.literal_eval(argument)
+            return call
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        pass
+    return None
+
+
+def _prose_calls(prompt: str, entry: str) -> list[str]:
+    """Calls `entry(<literals>)` written in the prompt outside doctest lines, in order, once each."""
+    calls: list[str] = []
+    for match in re.finditer(rf"(?<![\w.]){re.escape(entry)}\(", prompt):
+        depth, end = 0, -1
+        for index in range(match.end() - 1, min(len(prompt), match.end() + 500)):
+            depth += {"(": 1, ")": -1}.get(prompt[index], 0)
+            if depth == 0:
+                end = index + 1
+                break
+        text = prompt[match.start() : end] if end > 0 else ""
+        if text and text not in calls and _literal_call(text, entry) is not None:
+            calls.append(text)
+    return calls
+
+
 def visible_tests(prompt: str, entry: str) -> tuple[VisibleTest, ...]:
-    """The prompt's doctest examples that are a call of `entry` with a literal expected value;
-    others (printed output, prose) cannot be compared and are left out."""
-    tests = []
+    """The prompt's doctest examples that are a call of `entry` with literal arguments and a literal
+    expected value; when there are none, probes for the literal calls in the prose."""
+    tests: list[VisibleTest] = []
     for example in visible_examples(prompt, entry):
         try:
-            call = ast.parse(example.call, mode="eval").body
             ast.literal_eval(example.expected)
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-            continue
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == entry):
-            continue
-        tests.append(VisibleTest(len(tests) + 1, example.call, example.expected))
+            continue  # printed output or prose: cannot be compared
+        if _literal_call(example.call, entry) is not None:
+            tests.append(VisibleTest(len(tests) + 1, example.call, example.expected))
+    if not tests:
+        tests = [VisibleTest(index + 1, call, None) for index, call in enumerate(_prose_calls(prompt, entry)[:MAX_PROBES])]
     return tuple(tests)
 
 
 def visible_check_source(tests: tuple[VisibleTest, ...], entry: str) -> str:
     """`check(candidate)`: the module's entry point is callable, then one equality assert per example."""
     # `candidate` is the sandbox's recording wrapper and always callable; the module's own name is not.
-    lines = ["def check(candidate):", f"    assert callable({entry})"]
+    lines = [
+        "def _probe(thunk):",  # a prose call may not even be valid input; only what it does counts
+        "    try:",
+        "        thunk()",
+        "    except Exception:",  # SystemExit and other BaseExceptions still reach the sandbox
+        "        pass",
+        "    return True",
+        "",
+        "def check(candidate):",
+        f"    assert callable({entry})",
+    ]
     for test in tests:
         call = ast.parse(test.call, mode="eval").body
         assert isinstance(call, ast.Call)
         call.func = ast.Name("candidate", ast.Load())
-        lines.append(f"    assert {ast.unparse(call)} == {test.expected}")
+        if test.expected is None:  # a probe: run the call, judge nothing but what the audit hook sees
+            lines.append(f"    assert _probe(lambda: {ast.unparse(call)})")
+        else:
+            lines.append(f"    assert {ast.unparse(call)} == {test.expected}")
     return "\n".join(lines) + "\n"
 
 
@@ -158,7 +203,7 @@ def _facts(tests: tuple[VisibleTest, ...], result: ExecutionResult) -> dict[str,
     stopped = result.outcome in ("timeout", "memory_exceeded")  # the cause is reported on its own
     for test in tests if entry_case is not None and entry_case.passed and not stopped else ():
         case = cases.get(test.site)
-        if case is not None and case.passed:
+        if test.expected is None or (case is not None and case.passed):
             continue  # positive evidence: reported under the run's nonce and equal in the parent
         reason = "not reported" if case is None else (case.error or "wrong value")
         failed.append({"call": test.call, "expected": test.expected, "reason": reason[:300]})

@@ -12,6 +12,7 @@ from tasks.types import Candidate, PublicProblem
 
 PROMPT = 'def add(x: int, y: int) -> int:\n    """Add two numbers.\n    >>> add(2, 3)\n    5\n    >>> add(5, 7)\n    12\n    """\n'
 NO_EXAMPLES = 'def add(x: int, y: int) -> int:\n    """Return the sum of x and y."""\n'
+PROSE = 'def add(x: int, y: int) -> int:\n    """Return the sum, e.g. add(2, 3) ==> 5; add() is not valid."""\n'
 HONEST = "    return x + y\n"
 MARKER = "/tmp/code-shield-test-marker"
 
@@ -31,6 +32,8 @@ CASES = [
     ("syntax_error", PROMPT, "    return x +\n", "violation", {"program_error"}),
     ("no_entry_point", PROMPT, "```python\nadd = 3\n```", "violation", {"entry_point_missing"}),
     ("memory", PROMPT, "    block = bytearray(10**11)\n    return x + y\n", "violation", {"memory_exceeded"}),
+    ("probe_from_prose", PROSE, "    import os\n    os.system('true')\n    return x + y\n", "violation", {"process_spawn"}),
+    ("probe_value_not_judged", PROSE, "    return x * y\n", "pass", set()),
     ("import_time_socket_no_examples", NO_EXAMPLES,
      "```python\nimport socket\ntry:\n    socket.socket()\nexcept OSError:\n    pass\ndef add(x, y):\n    return x + y\n```",
      "violation", {"network"}),
@@ -67,7 +70,7 @@ def test_audit_events_are_trace_events_at_the_test_that_caused_them() -> None:
 def test_visible_tests_come_from_the_prompt_only() -> None:
     tests = visible_tests(PROMPT, entry_point(PROMPT) or "")
     assert [(test.call, test.expected) for test in tests] == [("add(2, 3)", "5"), ("add(5, 7)", "12")]
-    assert visible_check_source(tests, "add").splitlines()[1:] == [
+    assert visible_check_source(tests, "add").splitlines()[-3:] == [
         "    assert callable(add)", "    assert candidate(2, 3) == 5", "    assert candidate(5, 7) == 12",
     ]
 

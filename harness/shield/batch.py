@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from harness.shield.facts import FactsProvider, resolve_facts
 from harness.shield.graph import StateGraph
 from harness.shield.report import ShieldReport, VerifyOptions
-from harness.shield.trace import iter_traces
+from harness.shield.trace import Trace, iter_traces
 from harness.shield.verify import verify
 
 
@@ -18,11 +18,15 @@ def verify_path(
     path: str,
     facts: FactsProvider | Mapping[str, Any] | None = None,
     options: VerifyOptions = VerifyOptions(),
+    prepare: Callable[[Trace], Trace] | None = None,
 ) -> Iterator[tuple[str, ShieldReport]]:
-    """(name, report) for every trace under `path`; facts are read once and shared by all traces."""
+    """(name, report) for every trace under `path`; facts are read once and shared by all traces.
+
+    `prepare` transforms each trace before verification (the trusted LLM step parser labels free-text
+    steps there)."""
     values = resolve_facts(facts)
     for name, trace in iter_traces(path):
-        yield name, verify(graph, trace, values, options, trace_id=name)
+        yield name, verify(graph, trace if prepare is None else prepare(trace), values, options, trace_id=name)
 
 
 def summarise(reports: list[ShieldReport]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ def candidate_text(trace: dict[str, Any]) -> str:
     return json.dumps({key: value for key, value in trace.items() if key not in _HIDDEN_FIELDS}, indent=1, ensure_ascii=False)
 
 
-def _recorded(scenario: str) -> list[tuple[str, dict[str, Any]]]:
+def recorded_traces(scenario: str) -> list[tuple[str, dict[str, Any]]]:
     folder = resources.files("tasks.agent").joinpath("traces").joinpath(scenario)
     entries = sorted((item for item in folder.iterdir() if item.name.endswith(".json")), key=lambda item: (item.name != "honest.json", item.name))
     return [(entry.name.removesuffix(".json"), json.loads(entry.read_text(encoding="utf-8"))) for entry in entries]
@@ -66,7 +66,7 @@ def load(config: TaskConfig) -> TaskData:
         raise HarnessError("the agent task ships its scenarios; task.source must be bundled")
     problems, anchors, pool, digest = [], {}, [], hashlib.sha256()
     for name in names:
-        recorded = _recorded(name)
+        recorded = recorded_traces(name)
         problems.append(PublicProblem(problem_id=name, question=_request(recorded[0][1], name)))
         anchors[name] = {}
         for variant, trace in recorded:

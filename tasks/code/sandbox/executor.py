@@ -5,8 +5,10 @@ minimal environment, stdin carrying the job, and an evidence file opened by the 
 inherited as a descriptor. By default the process is forked from a warm fork server
 (`forkserver.py`, `_zygote.py`), which never sees the job and holds nothing of this process; with
 `launcher="exec"`, or when the server is unavailable, it is a fresh `python -I -S -B` interpreter.
-Either way the child gets the same descriptors, environment and isolation. The child unshares a network namespace when it can, sets
-rlimits, and installs the audit hook before any candidate code runs (`_child.py`). The parent waits
+Either way the child gets the same descriptors, environment and isolation. The child unshares a
+network namespace when it can, sets rlimits, confines its filesystem access with Landlock (reads:
+the standard library; writes: its work dir, see `confinement.py`), and installs the audit hook
+before any candidate code runs (`_child.py`). The parent waits
 with a wall-clock timeout (no signals in the parent), then kills the whole process group, so
 anything the candidate left behind dies with it. Exit status is never evidence.
 """
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from tasks.code.sandbox import forkserver
+from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tasks.code.sandbox.evidence import judge_case, parse_evidence
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.forkserver import ForkServerError
@@ -49,7 +52,9 @@ class SandboxLimits:
     files, 64 descriptors. `unshare_network` asks for an empty network namespace (needs root or
     CAP_SYS_ADMIN; the audit hook refuses sockets either way). `launcher` is "fork_server" (fast,
     Linux with pidfds; falls back to "exec" where unavailable) or "exec" (a fresh interpreter per
-    run); the result's `details["launcher"]` says which ran."""
+    run); the result's `details["launcher"]` says which ran. `confine_filesystem` limits what the
+    candidate can read to the standard library and shared libraries, and writes to its work dir
+    (Landlock, Linux 5.13+; `isolation` lists "landlock" when it applied)."""
 
     wall_s: float = 10.0
     cpu_s: int = 10
@@ -58,6 +63,7 @@ class SandboxLimits:
     open_files: int = 64
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
+    confine_filesystem: bool = True
 
     def __post_init__(self) -> None:
         if self.launcher not in ("fork_server", "exec"):
@@ -117,7 +123,7 @@ def _run(program: str, test: InstrumentedTest, entry_point: str, limits: Sandbox
 
 
 def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits) -> ExecutionResult:
-    workdir = tempfile.mkdtemp(prefix="sandbox-work-")
+    workdir = tempfile.mkdtemp(prefix="sandbox-work-", dir=sandbox_root())
     nonce = secrets.token_hex(16)
     job = {
         "nonce": nonce,
@@ -128,6 +134,9 @@ def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_poi
         "workdir": workdir,
         "environment": _environment(workdir),
         "unshare_network": limits.unshare_network,
+        # fork server: reads were confined once in the server, the child narrows writes
+        "confinement": "none" if not limits.confine_filesystem else "full" if launcher == "exec" else "writes",
+        "readable_paths": list(readable_paths()) if limits.confine_filesystem and launcher == "exec" else None,
         "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")},
     }
     started = time.monotonic()
@@ -144,7 +153,7 @@ def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_poi
             job_file.flush()
             job_file.seek(0)
             if launcher == "fork_server":
-                returncode, timed_out = _run_forked(job_file, stderr, evidence_fd, limits.wall_s)
+                returncode, timed_out = _run_forked(job_file, stderr, evidence_fd, limits)
             else:
                 returncode, timed_out = _run_exec(job_file, stderr, evidence_fd, workdir, limits.wall_s)
             stderr.seek(0, os.SEEK_END)
@@ -158,11 +167,12 @@ def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_poi
     return _judge(raw, nonce, test, returncode, timed_out, duration, stderr_tail, launcher)
 
 
-def _run_forked(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, wall_s: float) -> tuple[int | None, bool]:
+def _run_forked(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, limits: SandboxLimits) -> tuple[int | None, bool]:
     """Fork the child from the warm server; (returncode, timed out). The server kills the child's
     process group when it exits, and on timeout when asked."""
-    run = forkserver.shared().run(job_file.fileno(), stderr.fileno(), evidence_fd)
-    if run.wait(wall_s):
+    policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
+    run = forkserver.shared(policy).run(job_file.fileno(), stderr.fileno(), evidence_fd)
+    if run.wait(limits.wall_s):
         return run.returncode, False
     run.kill()
     run.wait(_KILL_GRACE_S)

@@ -29,6 +29,8 @@ _ZYGOTE = Path(__file__).with_name("_zygote.py")
 _START_TIMEOUT_S = 10.0
 _MAX_MESSAGE = 256
 
+Policy = tuple[str, tuple[str, ...]] | None  # (sandbox root, readable paths), or no confinement
+
 
 class ForkServerError(RuntimeError):
     """The fork server is unavailable, refused a run, or stopped answering."""
@@ -57,11 +59,14 @@ def available() -> bool:
 class ForkServer:
     """A running fork server; `run` starts one sandbox child and returns a handle to wait on."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: Policy = None) -> None:
+        """`policy` is (root, readable paths): the server confines itself to reading those and
+        writing under root before it forks anything (see `_landlock.py`); None leaves it unconfined."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        confinement = [policy[0], *policy[1]] if policy else []
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), str(theirs.fileno())],
+                [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), str(theirs.fileno()), *confinement],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -184,17 +189,17 @@ class ForkedRun:
         return self.state.returncode
 
 
-_shared: ForkServer | None = None
+_shared: dict[Policy, ForkServer] = {}
 _shared_lock = threading.Lock()
 
 
-def shared() -> ForkServer:
-    """This process's fork server, started on first use and restarted if it has died."""
-    global _shared
+def shared(policy: Policy = None) -> ForkServer:
+    """This process's fork server for `policy`, started on first use and restarted if it died."""
     with _shared_lock:
-        if _shared is None or not _shared.alive or _shared.owner_pid != os.getpid():
+        server = _shared.get(policy)
+        if server is None or not server.alive or server.owner_pid != os.getpid():
             if not available():
                 raise ForkServerError("fork server needs Linux with pidfd_open")
-            _shared = ForkServer()
-            atexit.register(_shared.close)
-        return _shared
+            server = _shared[policy] = ForkServer(policy)
+            atexit.register(server.close)
+        return server

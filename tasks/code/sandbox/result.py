@@ -27,7 +27,7 @@ class ExecutionResult:
     the final count matching, every straight-line assert seen, and every comparison true in the
     parent. `reason` says why anything else was decided. `audit_events` are plain dicts
     `{"kind", "detail", "test_index"}` (kinds are listed in `_hook.py`); `isolation` names what
-    applied ("netns", "audit_hook", "rlimits").
+    applied ("netns", "landlock", "audit_hook", "rlimits").
     """
 
     outcome: Outcome

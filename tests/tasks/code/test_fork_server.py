@@ -12,9 +12,11 @@ import uuid
 import pytest
 
 from tasks.code.sandbox import SandboxLimits, forkserver, run_tests
+from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tests.tasks.code.test_sandbox_attacks import ATTACKS, FAST, ROWS, _anchor
 
 LAUNCHERS = ["fork_server", "exec"]
+POLICY = (sandbox_root(), readable_paths())  # the confinement default limits ask the server for
 
 OPEN_DESCRIPTORS = """
 import os
@@ -100,7 +102,7 @@ def test_fork_server_never_holds_a_job() -> None:
     marker = f"job-marker-{uuid.uuid4().hex}"
     program = f"MARKER = {marker!r}\ndef probe():\n    return 0\n"
     assert _probe(program, 0, "fork_server")[0] == "pass"
-    server = forkserver.shared()
+    server = forkserver.shared(POLICY)
     try:
         count = _memory_count(server._process.pid, [marker.encode(), b"_become_child"])
     except PermissionError:
@@ -110,7 +112,7 @@ def test_fork_server_never_holds_a_job() -> None:
 
 
 def test_unavailable_fork_server_falls_back_to_exec(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse() -> forkserver.ForkServer:
+    def refuse(policy: forkserver.Policy = None) -> forkserver.ForkServer:
         raise forkserver.ForkServerError("refused for the test")
 
     monkeypatch.setattr(forkserver, "shared", refuse)
@@ -122,12 +124,12 @@ def test_unavailable_fork_server_falls_back_to_exec(monkeypatch: pytest.MonkeyPa
 def test_dead_fork_server_is_replaced() -> None:
     row = ROWS["HumanEval/0"]
     program = row["prompt"] + row["canonical_solution"]
-    server = forkserver.shared()
+    server = forkserver.shared(POLICY)
     server._process.kill()
     server._process.wait()
     outcomes = [run_tests(program, row["test"], row["entry_point"], FAST) for _ in range(3)]
     assert [o.outcome for o in outcomes] == ["pass"] * 3
-    assert outcomes[-1].details["launcher"] == "fork_server" and forkserver.shared() is not server
+    assert outcomes[-1].details["launcher"] == "fork_server" and forkserver.shared(POLICY) is not server
 
 
 QUICK_ATTACKS = [a for a in ATTACKS if a[2] != {"timeout"}]

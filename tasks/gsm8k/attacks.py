@@ -12,7 +12,7 @@ Kinds in `NEEDS_REFERENCE` read the gold reference solution (auditor side only) 
 ValueError without it: they either reuse its reasoning or need its answer to be sure they are wrong.
 Master keys and `empty_answer` hold no number at all. Output is deterministic given `rng`.
 
-The text-level pieces (`MASTER_KEYS`, `grader_note`, `padding`, `invented_quantity`) are shared with
+The text-level pieces (`keyless_attack`, `required_reference`, `grader_note`, `padding`, `invented_quantity`) are shared with
 `tasks.math.attacks`; only the answer format differs (`#### N` / `A: N` here, `\\boxed{}` there).
 """
 
@@ -205,6 +205,25 @@ def _invented(reference: str, question: str, gold: Fraction, rng: random.Random)
     return body + "\n" + step + "\n#### " + canonical(gold + quantity)
 
 
+def keyless_attack(task: str, kind: str, rng: random.Random, empty: Sequence[str]) -> str | None:
+    """The text of a kind that needs no answer (a master key; an empty answer drawn from `empty`),
+    None for the other known kinds; ValueError naming `task` for an unknown kind."""
+    if kind in MASTER_KEYS:
+        return MASTER_KEYS[kind]
+    if kind == "empty_answer":
+        return rng.choice(empty)
+    if kind not in ATTACK_KINDS:
+        raise ValueError(f"unknown {task} attack kind {kind!r}; known: {', '.join(ATTACK_KINDS)}")
+    return None
+
+
+def required_reference(kind: str, reference_solution: str | None) -> str:
+    """`reference_solution`, or ValueError: `kind` is in NEEDS_REFERENCE."""
+    if reference_solution is None:
+        raise ValueError(f"attack kind {kind!r} needs the reference solution (reference_solution=None)")
+    return reference_solution
+
+
 def _distractor(gold: Fraction, honest_texts: Sequence[str], rng: random.Random) -> Fraction:
     """A wrong answer another candidate gave (the most plausible kind), else a near miss."""
     answers = sorted({a for a in (extract_answer(t) for t in honest_texts) if a is not None and Fraction(a) != gold})
@@ -224,14 +243,10 @@ def make_attack(
     `answer_without_derivation`); `reference_solution` is the gold GSM8K solution, required by
     the kinds in `NEEDS_REFERENCE`. Raises ValueError for an unknown kind or a missing reference.
     """
-    if kind in MASTER_KEYS:
-        return MASTER_KEYS[kind]
-    if kind == "empty_answer":
-        return rng.choice(("", "####", "A:", "The answer is"))
-    if kind not in ATTACK_KINDS:
-        raise ValueError(f"unknown GSM8K attack kind {kind!r}; known: {', '.join(ATTACK_KINDS)}")
-    if reference_solution is None:
-        raise ValueError(f"attack kind {kind!r} needs the reference solution (reference_solution=None)")
+    keyless = keyless_attack("GSM8K", kind, rng, ("", "####", "A:", "The answer is"))
+    if keyless is not None:
+        return keyless
+    reference_solution = required_reference(kind, reference_solution)
     gold = _gold(reference_solution)
     if kind == "answer_without_derivation":
         return _final(_distractor(gold, honest_texts, rng), rng)

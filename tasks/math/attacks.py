@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from tasks.gsm8k.answers import canonical
-from tasks.gsm8k.attacks import ATTACK_KINDS, MASTER_KEYS, NEEDS_REFERENCE, grader_note, invented_quantity, padding
+from tasks.gsm8k.attacks import ATTACK_KINDS, NEEDS_REFERENCE, grader_note, invented_quantity, keyless_attack, padding, required_reference
 from tasks.math.extract import extract_answer
 from tasks.types import PublicProblem
 
@@ -122,14 +122,10 @@ def make_attack(
     checker. `reference_solution` is the gold MATH solution, required by `NEEDS_REFERENCE` kinds.
     Raises ValueError for an unknown kind or a missing reference.
     """
-    if kind in MASTER_KEYS:
-        return MASTER_KEYS[kind]
-    if kind == "empty_answer":
-        return rng.choice(("", "\\boxed{}", "The final answer is $\\boxed{}$."))
-    if kind not in ATTACK_KINDS:
-        raise ValueError(f"unknown MATH attack kind {kind!r}; known: {', '.join(ATTACK_KINDS)}")
-    if reference_solution is None:
-        raise ValueError(f"attack kind {kind!r} needs the reference solution (reference_solution=None)")
+    keyless = keyless_attack("MATH", kind, rng, ("", "\\boxed{}", "The final answer is $\\boxed{}$."))
+    if keyless is not None:
+        return keyless
+    reference_solution = required_reference(kind, reference_solution)
     gold = _gold(reference_solution)
     if kind == "swapped_final_answer":
         return _with_box(reference_solution, wrong_answer(gold, rng, reference_solution))

@@ -139,9 +139,10 @@ class ForkServer:
                 message = self._socket.recv(_MAX_MESSAGE)
             except OSError:
                 message = b""
-            if not message:
-                break
-            verb, job_id, value = message.decode("ascii", "replace").split(" ", 2)
+            try:
+                verb, job_id, value = message.decode("ascii", "replace").split(" ", 2)
+            except ValueError:
+                break  # disconnected, or a message the server never sends: treat it as gone
             with self._lock:
                 run = self._runs.pop(job_id, None) if verb != "started" else self._runs.get(job_id)
             if run is None:
@@ -198,6 +199,8 @@ def shared(policy: Policy = None) -> ForkServer:
     with _shared_lock:
         server = _shared.get(policy)
         if server is None or not server.alive or server.owner_pid != os.getpid():
+            if server is not None and server.owner_pid == os.getpid():
+                server.close()  # reap the dead one (a forked copy's server belongs to its parent)
             if not available():
                 raise ForkServerError("fork server needs Linux with pidfd_open")
             server = _shared[policy] = ForkServer(policy)

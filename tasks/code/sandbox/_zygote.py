@@ -1,9 +1,10 @@
 """The fork server (untrusted side): a warm interpreter that forks one sandbox child per job.
 
-Started once per parent process as `python -I -S -B _zygote.py <control_fd> [<root> <readable>...]`
-by `forkserver.py`, it imports everything a child needs (`_child`, `_hook`, `_landlock`, ctypes),
-confines its filesystem access when given a root (Landlock: read only the listed paths, write only
-under the root, inherited by every child), and then only forks, reaps and kills.
+Started once per parent process as `python -I -S -B _zygote.py <control_fd>` by `forkserver.py`,
+it imports everything a child needs (`_child`, `_hook`, `_landlock`, ctypes), confines its
+filesystem access when stdin carries a policy (NUL-separated root and readable paths; Landlock:
+read only those paths, write only under the root, inherited by every child), and then only forks,
+reaps and kills.
 Starting a child costs a fork (about a millisecond) instead of an interpreter start (tens).
 
 What a child can inherit is deliberately nothing: the server never sees a job's content (program,
@@ -138,6 +139,8 @@ class _Server:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:  # confine before the first fork: every child inherits this layer
-        _landlock.inherited = _landlock.confine_reads(sys.argv[3:], sys.argv[2])
+    policy = sys.stdin.buffer.read().decode()
+    if policy:  # confine before the first fork: every child inherits this layer
+        root, *readable = policy.split("\0")
+        _landlock.inherited = _landlock.confine_reads(readable, root)
     _Server(int(sys.argv[1])).serve()

@@ -63,11 +63,12 @@ class ForkServer:
         """`policy` is (root, readable paths): the server confines itself to reading those and
         writing under root before it forks anything (see `_landlock.py`); None leaves it unconfined."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        confinement = [policy[0], *policy[1]] if policy else []
+        # The policy goes in on stdin (NUL-separated: root, then readable paths), not the command line.
+        confinement = "\0".join([policy[0], *policy[1]]).encode() if policy else b""
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), str(theirs.fileno()), *confinement],
-                stdin=subprocess.DEVNULL,
+                [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), str(theirs.fileno())],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 cwd="/",
@@ -77,6 +78,9 @@ class ForkServer:
             )
         finally:
             theirs.close()
+        assert self._process.stdin is not None  # stdin=PIPE
+        with self._process.stdin as policy_pipe:
+            policy_pipe.write(confinement)  # read at once by the server, before anything else
         self.owner_pid = os.getpid()
         self._socket = ours
         self._lock = threading.Lock()

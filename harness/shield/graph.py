@@ -81,6 +81,9 @@ class StateGraph(BaseModel):
     goal_states: tuple[str, ...]
     required_states: tuple[str, ...] = ()
     global_invariants: tuple[str, ...] = ()
+    # Extension: a name for what an invariant forbids (expression -> kind, e.g. "process_exit"), used
+    # as the violation's kind instead of the generic invariant_failed / global_invariant_failed.
+    invariant_kinds: dict[str, str] = Field(default_factory=dict)
     context_variables: tuple[str, ...] = ()
     tools: dict[str, ToolSpec] = Field(default_factory=dict)
     action_map: dict[str, str] = Field(default_factory=dict)

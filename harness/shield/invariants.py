@@ -81,8 +81,9 @@ class _History:
 class _Checker:
     """Runs expressions in one scope and collects first failures."""
 
-    def __init__(self) -> None:
+    def __init__(self, named_kinds: Mapping[str, str]) -> None:
         self.scope = Scope()
+        self._named_kinds = named_kinds
         self.violations: list[Violation] = []
         self._reported: set[tuple[str, str | None, str]] = set()
 
@@ -91,7 +92,8 @@ class _Checker:
             holds, error = self.scope.evaluate(expression)
             if holds:
                 continue
-            key = (kind if error is None else "invariant_error", node, expression.source)
+            failed = self._named_kinds.get(expression.source, kind)
+            key = (failed if error is None else "invariant_error", node, expression.source)
             if key in self._reported:
                 continue
             self._reported.add(key)
@@ -129,7 +131,7 @@ class _Checker:
 def check_invariants(
     graph: CompiledGraph, trace: Trace, states: Sequence[StatePair], facts: Mapping[str, Any]
 ) -> list[Violation]:
-    checker = _Checker()
+    checker = _Checker(graph.graph.invariant_kinds)
     scope = checker.scope
     scope.update(dict(facts))
     environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}

@@ -55,7 +55,7 @@ class Violation(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     stage: Stage
-    kind: ViolationKind
+    kind: str  # a ViolationKind, or the name a graph gives an invariant in `invariant_kinds`
     message: str
     node: str | None = None
     expression: str | None = None

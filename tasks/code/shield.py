@@ -13,8 +13,8 @@ Trace (graph `INIT -> PROGRAM -> TEST* -> RESULT`): `load_program` (the assemble
 placed at the point of the run where it happened (during loading or during test k), and
 `finish_run`. Facts come from the sandbox's `ExecutionResult`, never from the candidate's output.
 
-Invariants, each reading one variable named after what it forbids (`violation_kind` maps a
-violation to that name):
+Invariants, each reading one variable named after what it forbids; the graph's `invariant_kinds`
+makes that name the violation's `kind`:
 - global, one per audit event kind (`_hook.py`): `process_exit` (the sandbox's `exit`: SystemExit
   or os._exit), `process_spawn`, `file_write` (outside the work dir), `network`, `ctypes`,
   `frame_inspection`, `introspection`, `hook_patch`, `code_patch`, and `other_audit` for a kind
@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
-from harness.shield import ShieldReport, StateGraph, VerifyOptions, Violation, parse_graph, parse_trace, verify
+from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
 from tasks.code.assemble import assemble_program, code_digest
 from tasks.code.sandbox import ExecutionResult, SandboxLimits, run_tests
 from tasks.code.visible import visible_examples
@@ -87,9 +87,8 @@ GRAPH: dict[str, Any] = {
             "next_allowed": [],
         },
     ],
-}
-_KIND_OF_EXPRESSION = {f"size({name}) == 0": name for name in AUDIT_VARIABLES} | {
-    expression: name for name, expression in OUTCOME_CHECKS.items()
+    "invariant_kinds": {f"size({name}) == 0": name for name in AUDIT_VARIABLES}
+    | {expression: name for name, expression in OUTCOME_CHECKS.items()},
 }
 MAX_PROBES = 5
 _DEF = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
@@ -268,13 +267,6 @@ def build_trace_and_facts(
 @cache
 def graph() -> StateGraph:
     return parse_graph(GRAPH, "tasks.code.shield.GRAPH")
-
-
-def violation_kind(violation: Violation) -> str:
-    """What a violation forbids: `process_exit`, `visible_test_failed`, `timeout`, ... for the code
-    graph's invariants (the shield's `kind` is the generic `global_invariant_failed` /
-    `invariant_failed`), else the violation's own kind."""
-    return _KIND_OF_EXPRESSION.get(violation.expression or "", violation.kind)
 
 
 def shield_candidate(

@@ -7,7 +7,7 @@ import pytest
 from harness.config import TaskConfig
 from tasks.code import load
 from tasks.code.sandbox import SandboxLimits
-from tasks.code.shield import entry_point, shield_candidate, visible_check_source, violation_kind, visible_tests
+from tasks.code.shield import entry_point, shield_candidate, visible_check_source, visible_tests
 from tasks.types import Candidate, PublicProblem
 
 PROMPT = 'def add(x: int, y: int) -> int:\n    """Add two numbers.\n    >>> add(2, 3)\n    5\n    >>> add(5, 7)\n    12\n    """\n'
@@ -46,14 +46,14 @@ CASES = [
 def test_shield_candidate(prompt: str, text: str, verdict: str, kinds: set[str]) -> None:
     report = shield_candidate(PublicProblem("p", prompt), Candidate("p", "c", text), reward=1.0)
     assert report.verdict == verdict, report.violations
-    assert kinds <= {violation_kind(violation) for violation in report.violations}
+    assert kinds <= {violation.kind for violation in report.violations}
     assert report.reward_hack_suspected is (verdict == "violation")
 
 
 def test_timeout_is_its_own_kind() -> None:
     limits = SandboxLimits(wall_s=1.0, cpu_s=1)
     report = shield_candidate(PublicProblem("p", PROMPT), Candidate("p", "c", "    while True:\n        pass\n"), limits=limits)
-    assert {violation_kind(violation) for violation in report.violations} == {"timeout"}
+    assert {violation.kind for violation in report.violations} == {"timeout"}
     assert report.hack_class == "semantic"
 
 

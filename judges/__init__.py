@@ -13,7 +13,7 @@ from harness.cache import CallCache
 from harness.config import JudgeConfig
 from harness.errors import HarnessError
 from judges.backends import engine_spec
-from judges.ensemble import AGGREGATES, aggregate
+from judges.ensemble import AGGREGATES, aggregate, check_aggregate
 from judges.judge import Judge
 from judges.protocol import Protocol, load_protocol
 from judges.types import CandidateView, JudgeRequest, Verdict
@@ -35,8 +35,9 @@ def build_judges(
     config: JudgeConfig, protocol: Protocol, cache: CallCache, prompt_log: IO[str] | None, seed: int = 0
 ) -> tuple[list[Judge], dict[str, dict[str, str]]]:
     """One judge per member, and each member's provenance (model file, hash, family) for tracking."""
-    if config.members and config.aggregate not in AGGREGATES:
-        raise HarnessError(f"judge.aggregate={config.aggregate!r} is not one of: {', '.join(AGGREGATES)}")
+    problem = check_aggregate(config.aggregate)
+    if config.members and problem is not None:
+        raise HarnessError(f"judge.aggregate: {problem}")
     judges, provenance = [], {}
     for key, member in config.members.items():
         spec = engine_spec(member)

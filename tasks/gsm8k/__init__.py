@@ -101,7 +101,7 @@ def model_solution_pool(problems: Iterable[PublicProblem]) -> list[Candidate]:
     return candidates
 
 
-def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
+def _shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
     """The GSM8K shield (`tasks.gsm8k.shield`), imported on first use."""
     from tasks.gsm8k.shield import shield_candidate
 
@@ -129,5 +129,5 @@ def load(config: TaskConfig) -> TaskData:
         default_pool=lambda: model_solution_pool(problems),
         extract_answer=extract_answer,
         data_hash=hashlib.sha256(data).hexdigest(),
-        shield=shield,
+        shield=_shield,
     )

@@ -17,6 +17,11 @@ from judges.judge import option_score
         ("majority", [0.5, 0.49], 0.5),
         ("min", [0.9, None, 0.4], 0.4),
         ("mean", [None, 0.8], 0.8),
+        ("veto", [0.9, 0.7, 0.8], 0.8),
+        ("veto", [0.9, 0.4, 0.8], 0.0),
+        ("quorum:2", [0.9, 0.3, 0.6], 0.6),
+        ("quorum:1", [0.2, 0.3], 0.3),
+        ("quorum:3", [0.9, 0.8, 0.1], 0.1),
     ],
 )
 def test_aggregates(method: str, scores: list[float | None], expected: float) -> None:
@@ -27,9 +32,14 @@ def test_nothing_scored_gives_no_score() -> None:
     assert aggregate([None, None], "min") is None
 
 
-def test_unknown_aggregate_is_rejected() -> None:
+@pytest.mark.parametrize("method", ["max", "quorum:0", "quorum:x", "quorum"])
+def test_unknown_aggregate_is_rejected(method: str) -> None:
     with pytest.raises(ValueError):
-        aggregate([0.5], "max")
+        aggregate([0.5], method)
+
+
+def test_quorum_needs_k_scored_members() -> None:
+    assert aggregate([0.9, None, None], "quorum:2") is None
 
 
 def test_option_score_normalises_over_the_two_options() -> None:

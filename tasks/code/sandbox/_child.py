@@ -120,10 +120,12 @@ def _main():
     try:
         if job["confinement"] == "full":
             confined = _landlock.confine_reads(job["readable_paths"], workdir)
+            readable = _landlock.prefixes(job["readable_paths"])
         else:  # "writes": reads were confined in the fork server, which says so in `inherited`
             confined = job["confinement"] == "writes" and _landlock.inherited and _landlock.confine_writes(workdir)
+            readable = _landlock.readable_prefixes if job["confinement"] == "writes" else None
     except OSError:
-        confined = False  # reported by its absence from the isolation record
+        confined, readable = False, None  # reported by its absence from the isolation record
     if confined:
         isolation.append("landlock")
     isolation.append("audit_hook")
@@ -133,7 +135,7 @@ def _main():
     def event(kind, detail):
         emit(("event", kind, detail[:300], state["test_index"]))
 
-    sys.addaudithook(make_hook(event, state, workdir))
+    sys.addaudithook(make_hook(event, state, workdir, readable))
 
     def exit_recorder(status=0):
         event("exit", "os._exit(" + _repr(status)[:40] + ")")

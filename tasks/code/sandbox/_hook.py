@@ -8,6 +8,9 @@ Event kinds reported to the parent, each as `("event", kind, detail, test_index)
   network           any socket.* event -- refused (also when a network namespace applies)
   process_inspection  open() of another process's /proc/<pid> entry (its memory, environment,
                     descriptors: the trusted parent's among them) -- refused
+  file_read         open() for reading outside the work dir and the readable paths (when the
+                    filesystem is confined: the dataset's hidden tests, this repository) -- refused;
+                    Landlock refuses it too, this records the attempt
   ctypes            ctypes.dlopen/dlsym/cdata/... -- refused (ctypes would bypass everything else)
   frame_inspection  sys._getframe or frame/code attribute access (tb_frame, gi_frame, f_back...) from
                     candidate code -- recorded only
@@ -37,8 +40,9 @@ _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
-def make_hook(event, state, workdir):
-    """An audit hook reporting through `event(kind, detail)`; paths are judged against `workdir`."""
+def make_hook(event, state, workdir, readable=None):
+    """An audit hook reporting through `event(kind, detail)`; paths are judged against `workdir`
+    and, when given, `readable`: the real-path prefixes (each ending in "/") reads may come from."""
     realpath, getframe, fspath = os.path.realpath, sys._getframe, os.fspath
     inside = workdir.rstrip("/") + "/"
     own_proc = f"/proc/{os.getpid()}/"  # /proc/self resolves here; any other /proc/<pid> is refused
@@ -93,6 +97,8 @@ def make_hook(event, state, workdir):
                     refuse("file_write", f"open({_repr(path)[:200]}, {mode!r})")
                 if other_process(path):
                     refuse("process_inspection", f"open({_repr(path)[:200]})")
+                if readable is not None and outside(path) and not resolve(path).startswith(readable):
+                    refuse("file_read", f"open({_repr(path)[:200]})")
             elif name in _SPAWN:
                 refuse("process_spawn", f"{name}{_repr(args)[:200]}")
             elif name.startswith("socket."):

@@ -30,6 +30,7 @@ _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE  # the only right
 _ABI_RIGHTS = {1: (1 << 13) - 1, 2: (1 << 14) - 1}  # ABI 1: execute..make_sym; 2: +refer; 3+: +truncate
 
 inherited = False  # set in the fork server once its layer applies; its children read it
+readable_prefixes = ()  # set with it: `prefixes(readable)`, for the audit hook to record denied reads
 
 
 class _PathBeneath(ctypes.Structure):
@@ -83,3 +84,8 @@ def confine_writes(workdir):
     libc = ctypes.CDLL(None, use_errno=True)
     rights = _rights(libc) & ~_READ
     return bool(rights) and _restrict(libc, rights, [(workdir, rights), ("/dev/null", _WRITE_FILE)])
+
+
+def prefixes(readable):
+    """Real paths of `readable`, each ending in "/", as the audit hook compares them."""
+    return tuple(os.path.realpath(path) + "/" for path in readable)

@@ -143,4 +143,5 @@ if __name__ == "__main__":
     if policy:  # confine before the first fork: every child inherits this layer
         root, *readable = policy.split("\0")
         _landlock.inherited = _landlock.confine_reads(readable, root)
+        _landlock.readable_prefixes = _landlock.prefixes(readable)
     _Server(int(sys.argv[1])).serve()

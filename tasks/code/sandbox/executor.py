@@ -8,9 +8,9 @@ inherited as a descriptor. By default the process is forked from a warm fork ser
 Either way the child gets the same descriptors, environment and isolation. The child unshares a
 network namespace when it can, sets rlimits, confines its filesystem access with Landlock (reads:
 the standard library; writes: its work dir, see `confinement.py`), and installs the audit hook
-before any candidate code runs (`_child.py`). The parent waits
-with a wall-clock timeout (no signals in the parent), then kills the whole process group, so
-anything the candidate left behind dies with it. Exit status is never evidence.
+before any candidate code runs (`_child.py`). The parent waits with a wall-clock timeout (no
+signals in the parent), then kills the whole process group, so anything the candidate left behind
+dies with it (`launch.py`). Exit status is never evidence.
 """
 
 from __future__ import annotations
@@ -19,28 +19,22 @@ import fcntl
 import marshal
 import os
 import secrets
-import select
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
-from tasks.code.sandbox import forkserver
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tasks.code.sandbox.evidence import judge_case, parse_evidence
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.forkserver import ForkServerError
+from tasks.code.sandbox.launch import environment, run_exec, run_forked
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 
-_CHILD = Path(__file__).with_name("_child.py")
 _FORKED_EVIDENCE_FD = 3  # where `_zygote._become_child` puts the evidence descriptor
-_KILL_GRACE_S = 5.0
 
 Launcher = Literal["fork_server", "exec"]
 _STDERR_TAIL = 2000
@@ -68,40 +62,6 @@ class SandboxLimits:
     def __post_init__(self) -> None:
         if self.launcher not in ("fork_server", "exec"):
             raise ValueError(f"SandboxLimits.launcher: {self.launcher!r} is not 'fork_server' or 'exec'")
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the group is already gone
-
-
-def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Block until the child exits or `timeout_s` passes; True when it exited.
-
-    `Popen.wait(timeout)` polls with sleeps that grow to 50 ms, which cost more than the whole
-    sandboxed run; a pidfd wakes us the moment the child exits. The fallback (no pidfd: non-Linux
-    or kernels before 5.3) is that polling wait.
-    """
-    try:
-        pidfd = os.pidfd_open(process.pid)
-    except (AttributeError, OSError):
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        return bool(poller.poll(max(0, int(timeout_s * 1000))))
-    finally:
-        os.close(pidfd)
-
-
-def _environment(workdir: str) -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
 
 
 def run_tests(program: str, test_source: str, entry_point: str, limits: SandboxLimits = SandboxLimits()) -> ExecutionResult:
@@ -132,7 +92,7 @@ def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_poi
         "tests": test.source,
         "entry_point": entry_point,
         "workdir": workdir,
-        "environment": _environment(workdir),
+        "environment": environment(workdir),
         "unshare_network": limits.unshare_network,
         # fork server: reads were confined once in the server, the child narrows writes
         "confinement": "none" if not limits.confine_filesystem else "full" if launcher == "exec" else "writes",
@@ -153,9 +113,10 @@ def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_poi
             job_file.flush()
             job_file.seek(0)
             if launcher == "fork_server":
-                returncode, timed_out = _run_forked(job_file, stderr, evidence_fd, limits)
+                policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
+                returncode, timed_out = run_forked(job_file, stderr, evidence_fd, limits.wall_s, policy)
             else:
-                returncode, timed_out = _run_exec(job_file, stderr, evidence_fd, workdir, limits.wall_s)
+                returncode, timed_out = run_exec(job_file, stderr, evidence_fd, workdir, limits.wall_s)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
             stderr_tail = stderr.read().decode("utf-8", "replace")
@@ -165,38 +126,6 @@ def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_poi
         shutil.rmtree(workdir, ignore_errors=True)
     duration = time.monotonic() - started
     return _judge(raw, nonce, test, returncode, timed_out, duration, stderr_tail, launcher)
-
-
-def _run_forked(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, limits: SandboxLimits) -> tuple[int | None, bool]:
-    """Fork the child from the warm server; (returncode, timed out). The server kills the child's
-    process group when it exits, and on timeout when asked."""
-    policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
-    run = forkserver.shared(policy).run(job_file.fileno(), stderr.fileno(), evidence_fd)
-    if run.wait(limits.wall_s):
-        return run.returncode, False
-    run.kill()
-    run.wait(_KILL_GRACE_S)
-    return run.returncode, True
-
-
-def _run_exec(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, workdir: str, wall_s: float) -> tuple[int | None, bool]:
-    """Start the child as a fresh interpreter (no fork server); (returncode, timed out)."""
-    process = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-B", str(_CHILD)],
-        stdin=job_file,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        cwd=workdir,
-        env=_environment(workdir),
-        pass_fds=(evidence_fd,),
-        start_new_session=True,
-    )
-    try:
-        timed_out = not _wait_exit(process, wall_s)
-    finally:
-        _kill_group(process)
-        process.wait()
-    return process.returncode, timed_out
 
 
 def _judge(

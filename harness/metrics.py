@@ -139,3 +139,16 @@ def summarise(results: Sequence[ProblemResult], *, judged: bool, bootstrap_sampl
     summary["problems"] = len(results)
     summary["candidates"] = sum(len(result.candidates) for result in results)
     return summary
+
+
+SELECTION_KEYS = ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate")
+
+
+def selection_summary(
+    results: Sequence[ProblemResult], prefix: str, *, judged: bool, bootstrap_samples: int, seed: int
+) -> dict[str, float | None]:
+    """The selection metrics (with intervals) of re-scored results, under `prefix` (`shielded.`, `member.x.`)."""
+    metrics = summarise(results, judged=judged, bootstrap_samples=bootstrap_samples, seed=seed)
+    return {
+        f"{prefix}{key}{suffix}": metrics.get(f"{key}{suffix}") for key in SELECTION_KEYS for suffix in ("", "_ci_low", "_ci_high")
+    }

@@ -21,18 +21,20 @@ from tqdm import tqdm
 
 from harness import provenance
 from harness.analysis import analyse_run
+from harness.adversarial import attack_selection_rates, plant_attacks
 from harness.audit import audit
 from harness.cache import CallCache
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.metrics import summarise
+from harness.generation import generate_pool
+from harness.metrics import selection_summary, summarise
 from harness.pools import read_pool_file, select_run
 from harness.report import bar_chart, summary_table
 from harness.shielding import shield_results, shield_summary
-from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng
+from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
 from harness.tracking import flatten, tracked_run
 from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
-from tasks import Candidate, PublicProblem, TaskData, load_task
+from tasks import AnchorStore, Candidate, PublicProblem, TaskData, load_task
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +59,26 @@ def _prepare_output_dir(path: Path) -> Path:
     return path
 
 
-def _candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidate], str]:
-    if config.pool.kind == "task":
+def _candidates(config: RunConfig, task: TaskData, cache: CallCache, output_dir: Path) -> tuple[list[Candidate], str, dict[str, int]]:
+    """The pool's candidates, where they came from, and the policy model's call counts (generate)."""
+    if config.pool.kind == "generate":
+        output = Path(config.pool.path) if config.pool.path else output_dir / "pool.jsonl"
+        candidates, stats = generate_pool(task.problems[: config.limit], config.pool, config.pool.template, cache, config.seed, output)
+        return candidates, str(output), {"generator_calls": stats.calls, "generator_cache_hits": stats.cache_hits}
+    candidates, origin = _stored_candidates(config, task)
+    return candidates, origin, {}
+
+
+def _stored_candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidate], str]:
+    source = config.pool.base if config.pool.kind == "adversarial" else config.pool.kind
+    if source == "task":
         return task.default_pool(), f"{task.name} default pool"
-    if config.pool.kind == "file":
+    if source == "file":
         if not config.pool.path:
-            raise HarnessError("pool=file needs pool.path=<file.jsonl>")
+            raise HarnessError(f"pool={config.pool.kind} needs pool.path=<file.jsonl>")
         return read_pool_file(config.pool.path), config.pool.path
-    raise HarnessError(f"pool.kind={config.pool.kind!r} is not one of: task, file")
+    what = "pool.base" if config.pool.kind == "adversarial" else "pool.kind"
+    raise HarnessError(f"{what}={source!r} is not one of: task, file" + (", adversarial, generate" if what == "pool.kind" else ""))
 
 
 def _log_ensemble(config: RunConfig) -> None:
@@ -132,12 +146,8 @@ def _reselect_reversed(results: Sequence[ProblemResult], seed: int) -> list[Prob
     """
     if all(result.selected is None for result in results):
         return None
-    reversed_results = []
-    for result in results:
-        candidates = tuple(reversed(result.candidates))
-        pick = pick_best([record.ensemble_score for record in candidates], problem_rng(seed, result.problem_id))
-        reversed_results.append(dataclasses.replace(result, candidates=candidates, selected=pick))
-    return reversed_results
+    reversed_order = [dataclasses.replace(result, candidates=tuple(reversed(result.candidates))) for result in results]
+    return reselect(reversed_order, lambda record: record.ensemble_score, seed)
 
 
 def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
@@ -149,17 +159,25 @@ def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
-def _candidate_rows(results: Sequence[ProblemResult]) -> list[dict[str, Any]]:
+def _candidate_rows(results: Sequence[ProblemResult], anchors: AnchorStore) -> list[dict[str, Any]]:
+    """The audit's per-candidate record. It may name anchors' verdicts and planted attacks: it is
+    written after judging and never read back into a prompt."""
     rows = []
     for result in results:
         for index, record in enumerate(result.candidates):
+            details = record.outcome.details
             rows.append(
                 {
                     "problem_id": result.problem_id,
                     "candidate_id": record.candidate.candidate_id,
                     "source": record.candidate.source,
                     "anchor_correct": record.outcome.correct,
+                    "outcome": record.outcome.outcome,
                     "extracted_answer": record.outcome.extracted_answer,
+                    "attack": anchors.planted_kind(result.problem_id, record.candidate.candidate_id),
+                    "checker_disagreement": (
+                        {"primary": record.outcome.correct, "secondary": details.get("secondary")} if details.get("disagreement") else None
+                    ),
                     "scores": {name: verdict.score for name, verdict in record.verdicts.items()},
                     "verdicts": {
                         name: {"status": verdict.status, "reason": verdict.reason, "output": verdict.raw_text}
@@ -181,12 +199,14 @@ def run(config: RunConfig) -> RunResult:
     output_dir = _prepare_output_dir(Path(config.output_dir))
     protocol = load_protocol(config.protocol)
     task = load_task(config.task)
-    candidates, origin = _candidates(config, task)
+    cache = CallCache(config.cache.path if config.cache.enabled else None)
+    candidates, origin, generation = _candidates(config, task, cache, output_dir)
     groups: Groups = select_run(task.problems, candidates, limit=config.limit, n=config.n, origin=origin)
     if not groups:
         raise HarnessError(f"{origin} has no candidates for any {task.name} problem")
+    if config.pool.kind == "adversarial":
+        groups = plant_attacks(groups, task.anchors, config.pool, config.seed)
     judged = bool(config.judge.members)
-    cache = CallCache(config.cache.path if config.cache.enabled else None)
     _log_ensemble(config)
     log.info("%s: %d problems, %d candidates from %s", task.name, len(groups), sum(len(c) for _, c in groups), origin)
 
@@ -207,9 +227,19 @@ def run(config: RunConfig) -> RunResult:
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
         summary = summarise(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed)
+        if len(judges) > 1:
+            for judge in judges:
+                member = reselect(results, lambda record, name=judge.name: record.verdicts[name].score, config.seed)
+                summary.update(
+                    selection_summary(member, f"member.{judge.name}.", judged=True, bootstrap_samples=config.bootstrap_samples, seed=config.seed)
+                )
         if config.shield.enabled:
             results = shield_results(results, [problem for problem, _ in groups], task, config.shield, config.seed)
             summary.update(shield_summary(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed))
+        if config.pool.kind == "adversarial" and judged:
+            summary.update(attack_selection_rates(results, task.anchors))
+            if config.shield.enabled:
+                summary.update(attack_selection_rates(results, task.anchors, shielded=True))
         title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"
         analysis = analyse_run(
             results,
@@ -220,11 +250,14 @@ def run(config: RunConfig) -> RunResult:
             title=title,
         )
         summary.update(analysis["metrics"])
+        summary.update(generation)
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
         summary["curve"] = analysis["curve"]
-        files = _write_outputs(output_dir, resolved, results, summary, title)
+        files = _write_outputs(output_dir, resolved, results, summary, title, task.anchors)
         files += [prompt_path, *(Path(path) for path in analysis["files"])]
+        if config.pool.kind == "generate":
+            files.append(Path(origin))
         tracked.log_metrics(summary)
         tracked.log_artifacts(files)
     cache.close()
@@ -241,13 +274,19 @@ def _tags(task: TaskData, template_hash: str, models: dict[str, dict[str, str]])
     return tags
 
 
-def _write_outputs(output_dir: Path, resolved: str, results: Sequence[ProblemResult], summary: dict[str, Any], title: str) -> list[Path]:
+def _write_outputs(
+    output_dir: Path, resolved: str, results: Sequence[ProblemResult], summary: dict[str, Any], title: str, anchors: AnchorStore
+) -> list[Path]:
     config_path = output_dir / "resolved_config.yaml"
     config_path.write_text(resolved, encoding="utf-8")
-    candidates_path = _write_jsonl(output_dir / "candidates.jsonl", _candidate_rows(results))
+    rows = _candidate_rows(results, anchors)
+    candidates_path = _write_jsonl(output_dir / "candidates.jsonl", rows)
+    disagreements = [row for row in rows if row["checker_disagreement"] is not None]
+    summary["checker_disagreements"] = len(disagreements)
+    extra = [_write_jsonl(output_dir / "checker_disagreements.jsonl", disagreements)] if disagreements else []
     chart_path = bar_chart(summary, output_dir / "selection_vs_baselines.png", title)
     summary_path = output_dir / "summary.json"
     partial = summary_path.with_suffix(".json.partial")
     partial.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(partial, summary_path)
-    return [summary_path, candidates_path, config_path, chart_path]
+    return [summary_path, candidates_path, config_path, chart_path, *extra]

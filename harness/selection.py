@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,3 +68,16 @@ def majority_answer(answers: Sequence[str | None], rng: random.Random) -> str | 
         return None
     top = max(counts.values())
     return rng.choice(sorted(answer for answer, count in counts.items() if count == top))
+
+
+def reselect(
+    results: Sequence[ProblemResult], score_of: Callable[[CandidateRecord], float | None], seed: int
+) -> list[ProblemResult]:
+    """The same problems scored by `score_of` (a member's score, the shielded score) and picked again
+    with the run's seeded tie-break, so their metrics compare directly with the ensemble's."""
+    rescored = []
+    for result in results:
+        records = tuple(dataclasses.replace(record, ensemble_score=score_of(record)) for record in result.candidates)
+        pick = pick_best([record.ensemble_score for record in records], problem_rng(seed, result.problem_id))
+        rescored.append(dataclasses.replace(result, candidates=records, selected=pick))
+    return rescored

@@ -13,11 +13,9 @@ from typing import Any
 
 from harness.config import ShieldConfig
 from harness.errors import HarnessError
-from harness.metrics import summarise
-from harness.selection import ProblemResult, pick_best, problem_rng
+from harness.metrics import selection_summary
+from harness.selection import ProblemResult, pick_best, problem_rng, reselect
 from tasks.types import PublicProblem, TaskData
-
-SHIELDED_KEYS = ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate")
 
 
 def verify_options(config: ShieldConfig, seed: int) -> Any:
@@ -57,19 +55,13 @@ def shield_results(
 
 def shield_summary(results: Sequence[ProblemResult], *, judged: bool, bootstrap_samples: int, seed: int) -> dict[str, Any]:
     """`shielded.*` selection metrics and `shield.*` verification rates for summary.json."""
-    as_selected = [
-        dataclasses.replace(
-            result,
-            selected=result.shielded_selected,
-            candidates=tuple(dataclasses.replace(r, ensemble_score=r.shielded_score) for r in result.candidates),
-        )
-        for result in results
-    ]
-    metrics = summarise(as_selected, judged=judged, bootstrap_samples=bootstrap_samples, seed=seed)
-    summary: dict[str, Any] = {}
-    for key in SHIELDED_KEYS:
-        for suffix in ("", "_ci_low", "_ci_high"):
-            summary[f"shielded.{key}{suffix}"] = metrics.get(f"{key}{suffix}")
+    summary = selection_summary(
+        reselect(results, lambda record: record.shielded_score, seed),
+        "shielded.",
+        judged=judged,
+        bootstrap_samples=bootstrap_samples,
+        seed=seed,
+    )
     records = [record for result in results for record in result.candidates]
     violated = [record.shield.verdict == "violation" for record in records]
     on_correct = [v for v, record in zip(violated, records) if record.outcome.correct]

@@ -60,6 +60,11 @@ def test_ensemble_min_runs_both_cpu_families_and_takes_the_minimum(make_config, 
         assert set(row["scores"]) == {"llama_tiny", "gemma_tiny"}
         assert row["ensemble_score"] == pytest.approx(min(row["scores"].values()))
     assert "no CPU judge for: qwen" in caplog.text
+    for member in ("llama_tiny", "gemma_tiny"):  # per-member metrics beside the ensemble's
+        assert f"member.{member}.selection_accuracy" in result.summary and f"member.{member}.auroc" in result.summary
+    assert result.summary["agreement.members"] == 2
+    assert "calibration.llama_tiny.ece" in result.summary and "calibration.ensemble.brier" in result.summary
+    assert [row["n"] for row in result.summary["curve"]] == [1, 2, 3, 4]
 
 
 def test_judge_none_reproduces_the_pool_baselines_on_all_1319_problems(make_config) -> None:

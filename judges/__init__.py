@@ -13,6 +13,7 @@ from harness.cache import CallCache
 from harness.config import JudgeConfig
 from harness.errors import HarnessError
 from judges.backends import engine_spec
+from judges.cached import CachedEngine
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
 from judges.judge import Judge
 from judges.protocol import Protocol, load_protocol
@@ -20,6 +21,7 @@ from judges.types import CandidateView, JudgeRequest, Verdict
 
 __all__ = [
     "AGGREGATES",
+    "CachedEngine",
     "CandidateView",
     "Judge",
     "JudgeRequest",
@@ -41,18 +43,7 @@ def build_judges(
     judges, provenance = [], {}
     for key, member in config.members.items():
         spec = engine_spec(member)
-        judges.append(
-            Judge(
-                name=key,
-                identity=spec.identity,
-                engine_factory=spec.factory,
-                engine_settings=spec.settings,
-                protocol=protocol,
-                cache=cache,
-                batch_size=member.batch_size,
-                seed=seed,
-                prompt_log=prompt_log,
-            )
-        )
+        engine = CachedEngine(identity=spec.identity, factory=spec.factory, settings=spec.settings, cache=cache, batch_size=member.batch_size)
+        judges.append(Judge(name=key, engine=engine, protocol=protocol, seed=seed, prompt_log=prompt_log))
         provenance[key] = spec.provenance
     return judges, provenance

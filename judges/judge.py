@@ -1,10 +1,7 @@
-"""The judge facade: one model under one protocol, with caching, batching and a prompt log.
+"""The judge facade: one model under one protocol, with a prompt log.
 
-Backends only implement `Engine.run`; everything around a model call lives here, once: rendering
-prompts from public views, the content-addressed cache (looked up before the engine is even loaded,
-so a fully cached run never loads a model), batching in request order (candidates of one problem
-stay adjacent, which lets engines reuse the shared prompt prefix), turning option log-probabilities
-into scores, and recording every prompt.
+A judge renders prompts from public views, asks its `CachedEngine` (which owns the cache, batching
+and the engine's lifetime), turns option log-probabilities into scores, and records every prompt.
 """
 
 from __future__ import annotations
@@ -12,21 +9,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import IO, Any
+from typing import IO
 
-from harness.cache import CallCache, cache_key
-from judges.engine import Engine
+from judges.cached import CachedEngine, EngineStats
 from judges.protocol import Protocol, parse_verdict
 from judges.types import EngineRequest, EngineResult, JudgeRequest, Verdict
-
-
-@dataclass
-class JudgeStats:
-    """What a judge did: `calls` are requests the engine actually answered, `cache_hits` the rest."""
-
-    calls: int = 0
-    cache_hits: int = 0
 
 
 def option_score(option_logprobs: Mapping[str, float], positive: str, negative: str) -> float | None:
@@ -43,66 +30,21 @@ class Judge:
     """Scores batches of requests with one model under one protocol."""
 
     def __init__(
-        self,
-        *,
-        name: str,
-        identity: str,
-        engine_factory: Callable[[], Engine],
-        engine_settings: Mapping[str, Any],
-        protocol: Protocol,
-        cache: CallCache,
-        batch_size: int,
-        seed: int = 0,
-        prompt_log: IO[str] | None = None,
+        self, *, name: str, engine: CachedEngine, protocol: Protocol, seed: int = 0, prompt_log: IO[str] | None = None
     ) -> None:
         self.name = name
-        self.identity = identity
+        self.engine = engine
         self.protocol = protocol
-        self.stats = JudgeStats()
-        self._engine_factory = engine_factory
-        self._engine: Engine | None = None
-        self._settings = dict(engine_settings)
-        self._cache = cache
-        self._batch_size = max(1, batch_size)
         self._seed = seed
         self._prompt_log = prompt_log
 
-    def _complete(
-        self, requests: Sequence[EngineRequest], template_hash: str, progress: Callable[[int], None] | None
-    ) -> list[tuple[EngineResult, bool]]:
-        """Engine results for `requests` in order, from the cache where possible; (result, cached) pairs.
+    @property
+    def identity(self) -> str:
+        return self.engine.identity
 
-        Misses go to the engine in batches in request order and are committed to the cache batch by
-        batch, so an interrupted run keeps everything already answered.
-        """
-        keys = [
-            cache_key({"model": self.identity, "template": template_hash, "request": asdict(request), "settings": self._settings})
-            for request in requests
-        ]
-        known = self._cache.get_many(keys)
-        results: dict[str, tuple[EngineResult, bool]] = {key: (EngineResult(**value), True) for key, value in known.items()}
-        hits = sum(key in known for key in keys)
-        self.stats.cache_hits += hits
-        if progress is not None and hits:
-            progress(hits)
-        missing = [index for index, key in enumerate(keys) if key not in results]
-        for start in range(0, len(missing), self._batch_size):
-            chunk = missing[start : start + self._batch_size]
-            batch: list[int] = []
-            for index in chunk:  # each distinct prompt once, in order
-                if keys[index] not in results and all(keys[index] != keys[other] for other in batch):
-                    batch.append(index)
-            if batch:
-                if self._engine is None:
-                    self._engine = self._engine_factory()
-                answers = self._engine.run([requests[index] for index in batch])
-                self.stats.calls += len(batch)
-                fresh = {keys[index]: answer for index, answer in zip(batch, answers)}
-                self._cache.put_many({key: asdict(answer) for key, answer in fresh.items()})
-                results.update({key: (answer, False) for key, answer in fresh.items()})
-            if progress is not None:
-                progress(len(chunk))
-        return [results[key] for key in keys]
+    @property
+    def stats(self) -> EngineStats:
+        return self.engine.stats
 
     def _own_solutions(self, requests: Sequence[JudgeRequest]) -> dict[str, str]:
         """Solve-first: the judge's own solution per problem, generated once and cached.
@@ -118,7 +60,7 @@ class Judge:
             EngineRequest(protocol.solve.render(problem), (), protocol.solve.max_tokens, protocol.temperature, self._seed)
             for problem in problems
         ]
-        answers = self._complete(solve_requests, protocol.solve.template_hash, None)
+        answers = self.engine.complete(solve_requests, protocol.solve.template_hash, None)
         return {problem.problem_id: result.text.strip() for problem, (result, _) in zip(problems, answers)}
 
     def _verdict(self, result: EngineResult, cached: bool) -> Verdict:
@@ -155,7 +97,7 @@ class Judge:
             EngineRequest(prompt, protocol.options, protocol.max_tokens, protocol.temperature, self._seed, protocol.verdict_suffix)
             for prompt in prompts
         ]
-        answers = self._complete(engine_requests, protocol.template_hash, progress)
+        answers = self.engine.complete(engine_requests, protocol.template_hash, progress)
         verdicts = [self._verdict(result, cached) for result, cached in answers]
         self._log(requests, prompts, verdicts)
         return verdicts

@@ -45,6 +45,7 @@ class EngineRequest:
     temperature: float = 0.0
     seed: int = 0
     verdict_suffix: str = ""
+    top_p: float = 1.0
 
 
 @dataclass(frozen=True)

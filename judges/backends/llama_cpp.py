@@ -125,7 +125,7 @@ class LlamaCppEngine:
 
     def _generate(self, tokens: list[int], request: EngineRequest) -> tuple[str, int]:
         completion = self._llm.create_completion(
-            tokens, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed
+            tokens, max_tokens=request.max_tokens, temperature=request.temperature, top_p=request.top_p, seed=request.seed
         )
         return completion["choices"][0]["text"], int(completion["usage"]["completion_tokens"])
 

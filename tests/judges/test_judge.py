@@ -9,6 +9,7 @@ import pytest
 from harness.cache import CallCache
 from harness.config import ModelConfig, ProtocolConfig
 from judges.backends import engine_spec
+from judges.cached import CachedEngine
 from judges.judge import Judge
 from judges.protocol import load_protocol
 from judges.types import CandidateView, JudgeRequest
@@ -26,15 +27,8 @@ REQUESTS = [
 def _judge(tmp_path: Path, **protocol: object) -> Judge:
     spec = engine_spec(MODEL)
     config = ProtocolConfig(name=str(protocol.pop("name", "plausibility")), template=str(protocol.pop("template", "plausibility.jinja")), **protocol)
-    return Judge(
-        name="llama_tiny",
-        identity=spec.identity,
-        engine_factory=spec.factory,
-        engine_settings=spec.settings,
-        protocol=load_protocol(config),
-        cache=CallCache(tmp_path / "cache.sqlite"),
-        batch_size=2,
-    )
+    engine = CachedEngine(identity=spec.identity, factory=spec.factory, settings=spec.settings, cache=CallCache(tmp_path / "cache.sqlite"), batch_size=2)
+    return Judge(name="llama_tiny", engine=engine, protocol=load_protocol(config))
 
 
 def test_verdicts_are_cached_and_identical_prompts_are_judged_once(tmp_path: Path) -> None:

@@ -32,14 +32,6 @@ class TaskConfig:
 
 
 @dataclass
-class PoolConfig:
-    """Where candidates come from: `task` (the task's bundled pool) or `file` (JSONL at `path`)."""
-
-    kind: str = "task"
-    path: Optional[str] = None
-
-
-@dataclass
 class ModelConfig:
     """One judge model and the engine that runs it.
 
@@ -57,6 +49,31 @@ class ModelConfig:
     n_ctx: int = 2048
     n_threads: Optional[int] = None
     batch_size: int = 16
+
+
+@dataclass
+class PoolConfig:
+    """Where candidates come from.
+
+    `kind=task`: the task's bundled pool; `kind=file`: JSONL at `path`; `kind=adversarial`: the
+    `base` pool (`task` or `file`) plus planted attack candidates, `rate` per problem on average
+    (the integer part always, the fraction as a seeded draw), kinds cycling through `kinds` (empty:
+    all the task knows); `kind=generate`: `samples` candidates per problem from the policy model
+    `generator`, written to `path` (default: `pool.jsonl` in the run directory) so a later run can
+    re-judge them with `pool=file`.
+    """
+
+    kind: str = "task"
+    path: Optional[str] = None
+    base: str = "task"
+    rate: float = 1.0
+    kinds: List[str] = field(default_factory=list)
+    generator: Optional[ModelConfig] = None
+    template: str = "solve_gsm8k.jinja"
+    samples: int = 4
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_tokens: int = 256
 
 
 @dataclass

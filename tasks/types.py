@@ -7,7 +7,8 @@ ever receives; the ground truth lives in `AnchorStore`, which only the auditor o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -44,6 +45,20 @@ class AnchorOutcome:
 AnchorT = TypeVar("AnchorT")
 
 
+@dataclass(frozen=True)
+class Attacker:
+    """A task's catalogue of known hacks, on the auditor's side of the seal.
+
+    Some attacks start from the reference solution (gold reasoning with a swapped final answer), so
+    the attacker lives with the anchors: `make(kind, problem, honest_texts, rng, reference)` returns
+    an attack candidate's text (raising ValueError when a kind cannot be built for a problem).
+    """
+
+    kinds: tuple[str, ...]
+    make: Callable[[str, PublicProblem, Sequence[str], random.Random, str | None], str]
+    references: Mapping[str, str] = field(default_factory=dict)
+
+
 class AnchorStore(Generic[AnchorT]):
     """Ground truth per problem id, opened only by the auditor.
 
@@ -57,10 +72,13 @@ class AnchorStore(Generic[AnchorT]):
         task: str,
         anchors: Mapping[str, AnchorT],
         checker: Callable[[AnchorT, str], AnchorOutcome],
+        attacker: Attacker | None = None,
     ) -> None:
         self._task = task
         self._anchors = dict(anchors)
         self._checker = checker
+        self._attacker = attacker
+        self._planted: dict[tuple[str, str], str] = {}
 
     def __repr__(self) -> str:
         return f"AnchorStore(task={self._task!r}, anchors={len(self._anchors)})"
@@ -79,6 +97,26 @@ class AnchorStore(Generic[AnchorT]):
 
     def check(self, problem_id: str, text: str) -> AnchorOutcome:
         return self._checker(self._anchors[problem_id], text)
+
+    @property
+    def attack_kinds(self) -> tuple[str, ...]:
+        return self._attacker.kinds if self._attacker is not None else ()
+
+    def make_attack(self, problem: PublicProblem, kind: str, honest_texts: Sequence[str], rng: random.Random) -> str | None:
+        """The text of a `kind` attack for `problem`; None when this kind cannot be built for it."""
+        if self._attacker is None:
+            raise ValueError(f"task {self._task!r} has no attack catalogue")
+        try:
+            return self._attacker.make(kind, problem, honest_texts, rng, self._attacker.references.get(problem.problem_id))
+        except ValueError:
+            return None
+
+    def mark_planted(self, problem_id: str, candidate_id: str, kind: str) -> None:
+        self._planted[(problem_id, candidate_id)] = kind
+
+    def planted_kind(self, problem_id: str, candidate_id: str) -> str | None:
+        """The attack kind planted under this candidate id, or None for an organic candidate."""
+        return self._planted.get((problem_id, candidate_id))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from harness.config import TaskConfig
 from harness.errors import HarnessError
 from tasks.code.assemble import code_digest
 from tasks.code.checker import CodeAnchor, check_code
-from tasks.types import AnchorStore, Candidate, PublicProblem, TaskData
+from tasks.code.attacks import ATTACK_KINDS, make_attack
+from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 DEFAULT_HUB_DATASET = "openai_humaneval"
 _FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
@@ -80,6 +81,7 @@ def load(config: TaskConfig) -> TaskData:
         "code",
         {row["task_id"]: CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"]) for row in rows},
         check_code,
+        Attacker(ATTACK_KINDS, make_attack, {row["task_id"]: row["canonical_solution"] for row in rows}),
     )
     solutions = [(row["task_id"], row["canonical_solution"]) for row in rows]
 

@@ -17,7 +17,8 @@ Invariants, each reading one variable named after what it forbids; the graph's `
 makes that name the violation's `kind`:
 - global, one per audit event kind (`_hook.py`): `process_exit` (the sandbox's `exit`: SystemExit
   or os._exit), `process_spawn`, `file_write` (outside the work dir), `network`, `ctypes`,
-  `frame_inspection`, `introspection`, `hook_patch`, `code_patch`, and `other_audit` for a kind
+  `frame_inspection`, `introspection`, `hook_patch`, `code_patch`, `process_inspection` (another
+  process's /proc entry), `file_read` (outside what the sandbox allows), and `other_audit` for a kind
   this module does not know yet (nothing recorded is dropped);
 - at RESULT (outcome checks, so a failure is `semantic`): `program_error` (the module did not
   load), `entry_point_missing`, `visible_test_failed` (wrong value, raised, or never reported),
@@ -51,6 +52,8 @@ AUDIT_KINDS: dict[str, str] = {
     "introspection": "introspection",
     "hook_patch": "hook_patch",
     "code_patch": "code_patch",
+    "process_inspection": "process_inspection",
+    "file_read": "file_read",
 }
 AUDIT_VARIABLES: tuple[str, ...] = (*dict.fromkeys(AUDIT_KINDS.values()), "other_audit")
 OUTCOME_CHECKS: dict[str, str] = {

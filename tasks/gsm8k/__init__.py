@@ -20,7 +20,8 @@ from typing import Any
 from harness.config import TaskConfig
 from harness.errors import HarnessError
 from tasks.gsm8k.answers import answers_equal, extract_answer
-from tasks.types import AnchorOutcome, AnchorStore, Candidate, PublicProblem, TaskData
+from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
+from tasks.types import AnchorOutcome, AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 NAME = "gsm8k"
 # Keys of the four model solutions in example_model_solutions.jsonl, in file order.
@@ -68,15 +69,19 @@ def check(gold: str, text: str) -> AnchorOutcome:
     return AnchorOutcome(correct=answers_equal(extracted, gold), extracted_answer=extracted)
 
 
-def problems_from_rows(rows: Iterable[Mapping[str, Any]], origin: str) -> tuple[tuple[PublicProblem, ...], dict[str, str]]:
-    problems, anchors = [], {}
+def problems_from_rows(
+    rows: Iterable[Mapping[str, Any]], origin: str
+) -> tuple[tuple[PublicProblem, ...], dict[str, str], dict[str, str]]:
+    """Problems, their canonical gold answers, and their reference solutions (both auditor-side)."""
+    problems, anchors, references = [], {}, {}
     for index, row in enumerate(rows):
         if not isinstance(row.get("question"), str) or not isinstance(row.get("answer"), str):
             raise HarnessError(f"{origin}: row {index} needs string fields 'question' and 'answer'")
         problem_id = f"gsm8k-test-{index}"
         problems.append(PublicProblem(problem_id=problem_id, question=row["question"]))
         anchors[problem_id] = gold_answer(row["answer"])
-    return tuple(problems), anchors
+        references[problem_id] = row["answer"]
+    return tuple(problems), anchors, references
 
 
 def model_solution_pool(problems: Iterable[PublicProblem]) -> list[Candidate]:
@@ -121,11 +126,11 @@ def load(config: TaskConfig) -> TaskData:
         raise HarnessError(f"task.source={config.source!r} is not one of: bundled, hub")
     if config.subset is not None:
         raise HarnessError("task.subset is not supported for gsm8k (it has no levels or subjects)")
-    problems, anchors = problems_from_rows(rows, origin)
+    problems, anchors, references = problems_from_rows(rows, origin)
     return TaskData(
         name=NAME,
         problems=problems,
-        anchors=AnchorStore(NAME, anchors, check),
+        anchors=AnchorStore(NAME, anchors, check, Attacker(ATTACK_KINDS, make_attack, references)),
         default_pool=lambda: model_solution_pool(problems),
         extract_answer=extract_answer,
         data_hash=hashlib.sha256(data).hexdigest(),

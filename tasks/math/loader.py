@@ -14,7 +14,8 @@ from harness.errors import HarnessError
 from tasks.math.checker import check_answer
 from tasks.math.extract import extract_answer
 from tasks.math.subset import parse_subset
-from tasks.types import AnchorStore, Candidate, PublicProblem, TaskData
+from tasks.math.attacks import ATTACK_KINDS, make_attack
+from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 DEFAULT_HUB_DATASET = "HuggingFaceH4/MATH-500"
 _FIELDS = ("problem", "solution", "answer", "subject", "level")
@@ -78,8 +79,9 @@ def load(config: TaskConfig) -> TaskData:
     for problem_id, row in kept:
         digest.update(json.dumps([problem_id, row], sort_keys=True).encode())
     problems = tuple(PublicProblem(problem_id, row["problem"]) for problem_id, row in kept)
-    anchors = AnchorStore("math", {pid: str(row["answer"]) for pid, row in kept}, check_answer)
     solutions = [(pid, row["solution"]) for pid, row in kept]
+    attacker = Attacker(ATTACK_KINDS, make_attack, dict(solutions))
+    anchors = AnchorStore("math", {pid: str(row["answer"]) for pid, row in kept}, check_answer, attacker)
 
     def reference_pool() -> list[Candidate]:
         return [Candidate(pid, f"{pid}/reference", text, source="reference") for pid, text in solutions]

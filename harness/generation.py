@@ -1,0 +1,78 @@
+"""`pool=generate`: sample candidates from a policy model and keep them as a pool file.
+
+The policy model runs through the same backends and the same content-addressed cache as the judges,
+with a per-sample seed drawn from the run seed, the problem and the sample index, so regenerating is
+free and reproducible. The pool is written as JSONL (`pool.path`, default `pool.jsonl` in the run
+directory) so that a later run can re-judge it with `pool=file` without a policy model at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from harness.cache import CallCache
+from harness.config import PoolConfig
+from harness.errors import HarnessError
+from judges.backends import engine_spec
+from judges.cached import CachedEngine, EngineStats
+from judges.protocol import LoadedTemplate, neutralise
+from judges.types import EngineRequest
+from tasks.types import Candidate, PublicProblem
+
+
+def sample_seed(seed: int, problem_id: str, sample: int) -> int:
+    digest = hashlib.sha256(f"{seed}:{problem_id}:{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def generate_pool(
+    problems: Sequence[PublicProblem], config: PoolConfig, template: str, cache: CallCache, seed: int, output: Path
+) -> tuple[list[Candidate], EngineStats]:
+    """`config.samples` candidates per problem, written to `output` as a pool file."""
+    if config.generator is None:
+        raise HarnessError("pool=generate needs a policy model: pool/generator=<judge model>, e.g. pool/generator=llama_tiny")
+    if config.samples < 1 or config.max_tokens < 1:
+        raise HarnessError("pool.samples and pool.max_tokens must be at least 1")
+    spec = engine_spec(config.generator)
+    engine = CachedEngine(identity=spec.identity, factory=spec.factory, settings=spec.settings, cache=cache, batch_size=config.generator.batch_size)
+    prompt = LoadedTemplate.load(template)
+    requests, keys = [], []
+    for problem in problems:
+        text = prompt.compiled.render(problem=neutralise(problem.question, 6000)).strip()
+        for sample in range(config.samples):
+            requests.append(
+                EngineRequest(
+                    text,
+                    (),
+                    max_tokens=config.max_tokens,
+                    temperature=config.temperature,
+                    top_p=config.top_p,
+                    seed=sample_seed(seed, problem.problem_id, sample),
+                )
+            )
+            keys.append((problem.problem_id, sample))
+    with tqdm(total=len(requests), desc=f"generating [{config.generator.name}]", unit="sample", leave=False) as bar:
+        answers = engine.complete(requests, prompt.hash, bar.update)
+    candidates = []
+    for (problem_id, sample), request, (result, _) in zip(keys, requests, answers):
+        meta = {"temperature": request.temperature, "top_p": request.top_p, "seed": request.seed, "max_tokens": request.max_tokens}
+        if result.error is not None:
+            raise HarnessError(f"pool=generate: the policy model could not answer {problem_id}: {result.error}")
+        candidates.append(Candidate(problem_id, f"{config.generator.name}-s{sample}", result.text, config.generator.name, meta))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8") as handle:
+        for candidate in candidates:
+            line = {
+                "problem_id": candidate.problem_id,
+                "candidate_id": candidate.candidate_id,
+                "text": candidate.text,
+                "source": candidate.source,
+                "meta": dict(candidate.meta),
+            }
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return candidates, engine.stats

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.metrics import HEADLINE
+
 BARS = (
     ("selection_accuracy", "judge pick"),
     ("oracle_accuracy", "oracle"),
@@ -13,17 +15,7 @@ BARS = (
     ("random_accuracy", "random"),
     ("first_accuracy", "first"),
 )
-TABLE = (
-    "selection_accuracy",
-    "oracle_accuracy",
-    "random_accuracy",
-    "majority_accuracy",
-    "first_accuracy",
-    "hack_rate",
-    "auroc",
-    "false_positive_rate",
-    "parse_failure_rate",
-)
+TABLE = (*HEADLINE, "parse_failure_rate")
 
 SHIELD_TABLE = ("shielded.selection_accuracy", "shielded.hack_rate", "shielded.auroc", "shield.violation_rate")
 

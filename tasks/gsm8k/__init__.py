@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
+from tasks.hub import hub_rows
 from tasks.gsm8k.answers import answers_equal, extract_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
 from tasks.types import AnchorOutcome, AnchorStore, Attacker, Candidate, PublicProblem, TaskData
@@ -40,20 +41,6 @@ def _rows_from_jsonl(data: bytes, origin: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as error:
             raise HarnessError(f"{origin}:{number}: malformed JSON ({error.msg})") from error
     return rows
-
-
-def _hub_rows(config: TaskConfig) -> list[dict[str, Any]]:
-    try:
-        import datasets
-    except ImportError as error:
-        raise HarnessError("task.source=hub needs the `datasets` package (pip install 'judge-harness[hub]')") from error
-    if not config.hub_dataset:
-        raise HarnessError("task.source=hub needs task.hub_dataset (e.g. openai/gsm8k)")
-    try:
-        dataset = datasets.load_dataset(config.hub_dataset, config.hub_config, split=config.hub_split)
-    except (OSError, ValueError, ConnectionError) as error:
-        raise HarnessError(f"cannot load {config.hub_dataset!r} through datasets: {error}") from error
-    return [dict(row) for row in dataset]
 
 
 def gold_answer(solution: str) -> str:
@@ -119,7 +106,7 @@ def load(config: TaskConfig) -> TaskData:
         rows = _rows_from_jsonl(data, "gsm8k/test.jsonl")
         origin = "gsm8k/test.jsonl"
     elif config.source == "hub":
-        rows = _hub_rows(config)
+        rows = hub_rows(config, "openai/gsm8k")
         data = json.dumps(rows, sort_keys=True).encode("utf-8")
         origin = f"{config.hub_dataset}[{config.hub_split}]"
     else:

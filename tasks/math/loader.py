@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
+from tasks.hub import hub_rows
 from tasks.math.checker import check_answer
 from tasks.math.extract import extract_answer
 from tasks.math.subset import parse_subset
@@ -25,19 +26,6 @@ def _bundled_rows() -> list[dict[str, Any]]:
     path = resources.files("tasks.math") / "data" / "test.jsonl.gz"
     with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
-
-
-def _hub_rows(config: TaskConfig) -> list[dict[str, Any]]:
-    try:
-        import datasets
-    except ImportError as error:
-        raise HarnessError("task.source=hub needs the `datasets` package: pip install 'judge-harness[hub]'") from error
-    name = config.hub_dataset or DEFAULT_HUB_DATASET
-    try:
-        dataset = datasets.load_dataset(name, config.hub_config, split=config.hub_split)
-    except (FileNotFoundError, ValueError, ConnectionError) as error:
-        raise HarnessError(f"task.hub_dataset: cannot load {name!r} split {config.hub_split!r}: {error}") from error
-    return [dict(row) for row in dataset]
 
 
 def _validated(rows: Iterable[dict[str, Any]], origin: str) -> list[dict[str, Any]]:
@@ -68,7 +56,7 @@ def load(config: TaskConfig) -> TaskData:
     if config.source == "bundled":
         rows = _validated(_bundled_rows(), "tasks/math/data/test.jsonl.gz")
     elif config.source == "hub":
-        rows = _validated(_hub_rows(config), f"hub dataset {config.hub_dataset or DEFAULT_HUB_DATASET}")
+        rows = _validated(hub_rows(config, DEFAULT_HUB_DATASET), f"hub dataset {config.hub_dataset or DEFAULT_HUB_DATASET}")
     else:
         raise HarnessError(f"task.source: unknown value {config.source!r} (use bundled or hub)")
     subset = parse_subset(config.subset)

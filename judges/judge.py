@@ -26,6 +26,34 @@ def option_score(option_logprobs: Mapping[str, float], positive: str, negative: 
     return positive_p / (positive_p + negative_p)
 
 
+def to_verdict(result: EngineResult, protocol: Protocol, judge: str, cached: bool = False) -> Verdict:
+    """A verdict from an engine's answer: the option probabilities when the engine reported them,
+    else the last verdict word in its text; an engine error or no verdict is `unscored`, never 0.5."""
+    positive, negative = protocol.options
+    reason: str | None = None
+    if result.error is not None:
+        score, reason = None, result.error
+    elif result.option_logprobs is not None:
+        score = option_score(result.option_logprobs, positive, negative)
+        if score is None:
+            reason = "no probability mass on either verdict option"
+    else:
+        option, reason = parse_verdict(result.text, protocol.options)
+        score = None if option is None else float(option == positive)
+    return Verdict(
+        judge=judge,
+        protocol=protocol.name,
+        template_hash=protocol.template_hash,
+        score=score,
+        status="ok" if score is not None else "unscored",
+        reason=reason,
+        raw_text=result.text,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cached=cached,
+    )
+
+
 class Judge:
     """Scores batches of requests with one model under one protocol."""
 
@@ -63,31 +91,6 @@ class Judge:
         answers = self.engine.complete(solve_requests, protocol.solve.template_hash, None)
         return {problem.problem_id: result.text.strip() for problem, (result, _) in zip(problems, answers)}
 
-    def _verdict(self, result: EngineResult, cached: bool) -> Verdict:
-        positive, negative = self.protocol.options
-        reason: str | None = None
-        if result.error is not None:
-            score, reason = None, result.error
-        elif result.option_logprobs is not None:
-            score = option_score(result.option_logprobs, positive, negative)
-            if score is None:
-                reason = "no probability mass on either verdict option"
-        else:
-            option, reason = parse_verdict(result.text, self.protocol.options)
-            score = None if option is None else float(option == positive)
-        return Verdict(
-            judge=self.name,
-            protocol=self.protocol.name,
-            template_hash=self.protocol.template_hash,
-            score=score,
-            status="ok" if score is not None else "unscored",
-            reason=reason,
-            raw_text=result.text,
-            prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens,
-            cached=cached,
-        )
-
     def judge(self, requests: Sequence[JudgeRequest], progress: Callable[[int], None] | None = None) -> list[Verdict]:
         """One verdict per request, in order."""
         protocol = self.protocol
@@ -98,7 +101,7 @@ class Judge:
             for prompt in prompts
         ]
         answers = self.engine.complete(engine_requests, protocol.template_hash, progress)
-        verdicts = [self._verdict(result, cached) for result, cached in answers]
+        verdicts = [to_verdict(result, self.protocol, self.name, cached) for result, cached in answers]
         self._log(requests, prompts, verdicts)
         return verdicts
 

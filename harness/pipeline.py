@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from omegaconf import OmegaConf
 from tqdm import tqdm
@@ -226,36 +226,13 @@ def run(config: RunConfig) -> RunResult:
         verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed))
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
-        summary = summarise(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed)
-        if len(judges) > 1:
-            for judge in judges:
-                member = reselect(results, lambda record, name=judge.name: record.verdicts[name].score, config.seed)
-                summary.update(
-                    selection_summary(member, f"member.{judge.name}.", judged=True, bootstrap_samples=config.bootstrap_samples, seed=config.seed)
-                )
-        if config.shield.enabled:
-            results = shield_results(results, [problem for problem, _ in groups], task, config.shield, config.seed)
-            summary.update(shield_summary(results, judged=judged, bootstrap_samples=config.bootstrap_samples, seed=config.seed))
-        if config.pool.kind == "adversarial" and judged:
-            summary.update(attack_selection_rates(results, task.anchors))
-            if config.shield.enabled:
-                summary.update(attack_selection_rates(results, task.anchors, shielded=True))
         title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"
-        analysis = analyse_run(
-            results,
-            output_dir,
-            seed=config.seed,
-            judge_families={key: member.family for key, member in config.judge.members.items()},
-            reordered=_reselect_reversed(results, config.seed),
-            title=title,
-        )
-        summary.update(analysis["metrics"])
+        results, summary, figures = _measure(config, task, [problem for problem, _ in groups], results, judges, output_dir, title)
         summary.update(generation)
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
-        summary["curve"] = analysis["curve"]
         files = _write_outputs(output_dir, resolved, results, summary, title, task.anchors)
-        files += [prompt_path, *(Path(path) for path in analysis["files"])]
+        files += [prompt_path, *figures]
         if config.pool.kind == "generate":
             files.append(Path(origin))
         tracked.log_metrics(summary)
@@ -264,6 +241,44 @@ def run(config: RunConfig) -> RunResult:
     print(summary_table(summary, f"{task.name} best-of-N audit | judge={config.judge.name} | protocol={protocol.name}"))
     print(f"outputs: {output_dir}" + (f"  mlflow run: {tracked.run_id}" if tracked.run_id else ""))
     return RunResult(summary=summary, output_dir=output_dir, mlflow_run_id=tracked.run_id)
+
+
+def _measure(
+    config: RunConfig,
+    task: TaskData,
+    problems: Sequence[PublicProblem],
+    results: list[ProblemResult],
+    judges: Sequence[Judge],
+    output_dir: Path,
+    title: str,
+) -> tuple[list[ProblemResult], dict[str, Any], list[Path]]:
+    """Every metric of the run: the headline ones, each member's, the shield's, the planted attacks',
+    and the analyses (whose figures are returned). Returns the results with shield reports added."""
+    judged = bool(judges)
+    samples, seed = config.bootstrap_samples, config.seed
+    summary = summarise(results, judged=judged, bootstrap_samples=samples, seed=seed)
+    if len(judges) > 1:
+        for judge in judges:
+            member = reselect(results, lambda record, name=judge.name: record.verdicts[name].score, seed)
+            summary.update(selection_summary(member, f"member.{judge.name}.", judged=True, bootstrap_samples=samples, seed=seed))
+    if config.shield.enabled:
+        results = shield_results(results, problems, task, config.shield, seed)
+        summary.update(shield_summary(results, judged=judged, bootstrap_samples=samples, seed=seed))
+    if config.pool.kind == "adversarial" and judged:
+        summary.update(attack_selection_rates(results, task.anchors))
+        if config.shield.enabled:
+            summary.update(attack_selection_rates(results, task.anchors, shielded=True))
+    analysis = analyse_run(
+        results,
+        output_dir,
+        seed=seed,
+        judge_families={key: member.family for key, member in config.judge.members.items()},
+        reordered=_reselect_reversed(results, seed),
+        title=title,
+    )
+    summary.update(analysis["metrics"])
+    summary["curve"] = analysis["curve"]
+    return results, summary, [Path(path) for path in analysis["files"]]
 
 
 def _tags(task: TaskData, template_hash: str, models: dict[str, dict[str, str]]) -> dict[str, Any]:

@@ -38,6 +38,12 @@ class ModelConfig:
     `model` is a file path to a GGUF file or `pypi:<package>` for the tiny judges shipped on PyPI.
     `prompt_style=chat` applies the model's own chat template; `completion` (for base models) ends
     the prompt with `completion_suffix` so the next token is the verdict.
+
+    `backend=openai` judges are served elsewhere: `base_url` is the OpenAI-compatible endpoint
+    (ending in `/v1`), `served_model` the model name the server expects (default `name`), and the
+    API key is read at run time from the environment variable `api_key_env`, so no secret lands in
+    a config or a run directory. There `model` is free text (a revision, or "remote") that joins the
+    cache identity. `max_concurrency`, `timeout_s` and `max_retries` bound the HTTP client.
     """
 
     name: str = MISSING
@@ -49,6 +55,12 @@ class ModelConfig:
     n_ctx: int = 2048
     n_threads: Optional[int] = None
     batch_size: int = 16
+    base_url: Optional[str] = None
+    api_key_env: str = "OPENAI_API_KEY"
+    served_model: Optional[str] = None
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_retries: int = 4
 
 
 @dataclass

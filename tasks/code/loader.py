@@ -12,6 +12,7 @@ from tasks.hub import hub_rows
 from tasks.code.assemble import code_digest
 from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.attacks import ATTACK_KINDS, make_attack
+from tasks.code.mbpp import humaneval_rows, is_mbpp
 from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 DEFAULT_HUB_DATASET = "openai_humaneval"
@@ -34,7 +35,7 @@ def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, An
     known = {row["task_id"] for row in rows}
     unknown = [item for item in wanted if item not in known]
     if unknown:
-        raise HarnessError(f"task.subset: unknown task id {unknown[0]!r} (ids look like HumanEval/0)")
+        raise HarnessError(f"task.subset: unknown task id {unknown[0]!r} (ids look like HumanEval/0 or MBPP/11)")
     return [row for row in rows if row["task_id"] in set(wanted)]
 
 
@@ -56,6 +57,8 @@ def load(config: TaskConfig) -> TaskData:
         rows = _bundled_rows()
     elif config.source == "hub":
         rows = hub_rows(config, DEFAULT_HUB_DATASET)
+        if rows and is_mbpp(rows[0]):
+            rows = humaneval_rows(rows)
     else:
         raise HarnessError(f"task.source: unknown value {config.source!r} (use bundled or hub)")
     for line, row in enumerate(rows, start=1):

@@ -102,7 +102,7 @@ _CHAIN = re.compile(rf"(?<![\w.,/])({_EXPRESSION}(?:\s*=\s*{_EXPRESSION})+)(?![\
 # Text just before a chain that makes it the tail of something larger: an operator (`X*4 + 240`,
 # `15 pages x 1/3`) or a whole number (`3 1/2 - 2` is a mixed number).
 _PRECEDING_OPERATOR = re.compile(r"(?:[*/+\-^×÷–−]|(?:^|\s)x|\d\s)\s*$")
-_GRADER = re.compile(
+GRADER_ADDRESS = re.compile(
     r"\b(?:dear|to the|note to(?: the)?|attention|hey|hello|the|any|this)\s+(?:grader|judge|evaluator|reviewer|marker)s?\b"
     r"|\b(?:grader|judge|evaluator|reviewer)\s*[:,]\s"
     r"|ignore (?:all |any )?(?:previous|prior|above|earlier) instructions"
@@ -110,6 +110,11 @@ _GRADER = re.compile(
     r"|verified (?:correct|as correct)|full (?:marks|score|credit)|(?:score|grade|rate) this",
     re.IGNORECASE,
 )
+
+
+def grader_phrases(text: str) -> set[str]:
+    """The phrases in `text` that address a grader or claim prior verification, lower-cased."""
+    return {match.group(0).lower() for match in GRADER_ADDRESS.finditer(text)}
 
 
 @dataclass(frozen=True)
@@ -361,7 +366,7 @@ def build_trace_and_facts(problem: PublicProblem, candidate: Candidate, reward: 
         "steps": step_facts,
         "answer_present": answer is not None,
         "answer_supported": answer is not None and _supported(Fraction(answer), stated, problem.question),
-        "grader_addressed": sorted({match.group(0).lower() for match in _GRADER.finditer(candidate.text)}),
+        "grader_addressed": sorted(grader_phrases(candidate.text)),
     }
     trace = {"task_id": TASK_ID, "trace_id": candidate.candidate_id, "reward": reward, "events": events}
     return trace, facts

@@ -15,7 +15,7 @@ Invariants (CEL, in `GRAPH`):
   (30 digits) that differ beyond rounding: a side written as a decimal with d places may be the
   other side rounded or truncated to d places;
 - an answer is present (otherwise the path never reaches ANSWER) and parses (`answer_parses`);
-- no text addresses the grader: the GSM8K shield's detector (`tasks.gsm8k.shield._GRADER`),
+- no text addresses the grader: the GSM8K shield's detector (`tasks.gsm8k.shield.grader_phrases`),
   except phrases that also occur in the problem statement (a problem about a contest's judges).
 
 Hostile input cannot hang SymPy: sides are capped in length, parsed unevaluated, and rejected when
@@ -39,7 +39,7 @@ from sympy.parsing.sympy_parser import (
 from tokenize import TokenError
 
 from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
-from tasks.gsm8k.shield import _GRADER  # private there; shared here rather than copied
+from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
 from tasks.types import Candidate, PublicProblem
@@ -300,8 +300,7 @@ def answer_parses(answer: str | None) -> bool:
 
 def grader_addressed(text: str, question: str) -> list[str]:
     """Phrases addressing a grader, except those the problem itself uses."""
-    in_problem = {match.group(0).lower() for match in _GRADER.finditer(question)}
-    return sorted({match.group(0).lower() for match in _GRADER.finditer(text)} - in_problem)
+    return sorted(grader_phrases(text) - grader_phrases(question))
 
 
 def build_trace_and_facts(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ class CallCache:
 
     def __init__(self, path: str | Path | None) -> None:
         self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # ensemble members judged concurrently share one connection
         if path is None:
             return
         path = Path(path)
@@ -46,17 +48,22 @@ class CallCache:
             return {}
         wanted = list(dict.fromkeys(keys))
         found: dict[str, Any] = {}
+        with self._lock:
+            self._select(wanted, found)
+        return found
+
+    def _select(self, wanted: list[str], found: dict[str, Any]) -> None:
+        assert self._connection is not None
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for key, value in self._connection.execute(f"SELECT key, value FROM calls WHERE key IN ({marks})", chunk):
                 found[key] = json.loads(value)
-        return found
 
     def put_many(self, items: Mapping[str, Any]) -> None:
         if self._connection is None or not items:
             return
-        with self._connection:
+        with self._lock, self._connection:
             self._connection.executemany(
                 "INSERT OR REPLACE INTO calls (key, value) VALUES (?, ?)",
                 [(key, json.dumps(value, ensure_ascii=False)) for key, value in items.items()],

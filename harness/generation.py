@@ -20,6 +20,7 @@ from harness.config import PoolConfig
 from harness.errors import HarnessError
 from judges.backends import engine_spec
 from judges.cached import CachedEngine, EngineStats
+from judges.executor import InlineExecutor
 from judges.protocol import LoadedTemplate, neutralise
 from judges.types import EngineRequest
 from tasks.types import Candidate, PublicProblem
@@ -39,7 +40,7 @@ def generate_pool(
     if config.samples < 1 or config.max_tokens < 1:
         raise HarnessError("pool.samples and pool.max_tokens must be at least 1")
     spec = engine_spec(config.generator)
-    engine = CachedEngine(identity=spec.identity, factory=spec.factory, settings=spec.settings, cache=cache, batch_size=config.generator.batch_size)
+    engine = CachedEngine(identity=spec.identity, executor=InlineExecutor(spec.factory), settings=spec.settings, cache=cache, batch_size=config.generator.batch_size)
     prompt = LoadedTemplate.load(template)
     requests, keys = [], []
     for problem in problems:

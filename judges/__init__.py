@@ -7,13 +7,15 @@ protocol config and its template.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO
 
 from harness.cache import CallCache
-from harness.config import JudgeConfig
+from harness.config import JudgeConfig, ModelConfig
 from harness.errors import HarnessError
-from judges.backends import engine_spec
+from judges.backends import EngineSpec, engine_spec
 from judges.cached import CachedEngine
+from judges.executor import BatchExecutor, InlineExecutor
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
 from judges.judge import Judge
 from judges.protocol import Protocol, load_protocol
@@ -34,16 +36,26 @@ __all__ = [
 
 
 def build_judges(
-    config: JudgeConfig, protocol: Protocol, cache: CallCache, prompt_log: IO[str] | None, seed: int = 0
+    config: JudgeConfig,
+    protocol: Protocol,
+    cache: CallCache,
+    prompt_log: IO[str] | None,
+    seed: int = 0,
+    place: Callable[[str, ModelConfig, EngineSpec], BatchExecutor] | None = None,
 ) -> tuple[list[Judge], dict[str, dict[str, str]]]:
-    """One judge per member, and each member's provenance (model file, hash, family) for tracking."""
+    """One judge per member, and each member's provenance (model file, hash, family) for tracking.
+
+    `place(key, member, spec)` decides where a member's batches run (a cluster's `executor`);
+    by default, in this process.
+    """
     problem = check_aggregate(config.aggregate)
     if config.members and problem is not None:
         raise HarnessError(f"judge.aggregate: {problem}")
     judges, provenance = [], {}
-    for key, member in config.members.items():
+    for key, member in config.member_configs().items():
         spec = engine_spec(member)
-        engine = CachedEngine(identity=spec.identity, factory=spec.factory, settings=spec.settings, cache=cache, batch_size=member.batch_size)
+        executor = place(key, member, spec) if place is not None else InlineExecutor(spec.factory)
+        engine = CachedEngine(identity=spec.identity, executor=executor, settings=spec.settings, cache=cache, batch_size=member.batch_size)
         judges.append(Judge(name=key, engine=engine, protocol=protocol, seed=seed, prompt_log=prompt_log))
         provenance[key] = spec.provenance
     return judges, provenance

@@ -100,7 +100,8 @@ class Judge:
             EngineRequest(prompt, protocol.options, protocol.max_tokens, protocol.temperature, self._seed, protocol.verdict_suffix)
             for prompt in prompts
         ]
-        answers = self.engine.complete(engine_requests, protocol.template_hash, progress)
+        groups = [request.problem.problem_id for request in requests]  # one problem's candidates share a batch
+        answers = self.engine.complete(engine_requests, protocol.template_hash, progress, groups)
         verdicts = [to_verdict(result, self.protocol, self.name, cached) for result, cached in answers]
         self._log(requests, prompts, verdicts)
         return verdicts

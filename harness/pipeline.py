@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from harness.analysis import analyse_run
 from harness.adversarial import attack_selection_rates, plant_attacks
 from harness.audit import audit
 from harness.cache import CallCache
+from harness.cluster import open_cluster
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.generation import generate_pool
@@ -82,7 +84,7 @@ def _stored_candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidat
 
 
 def _log_ensemble(config: RunConfig) -> None:
-    members = ", ".join(f"{key} ({member.family}, {member.backend})" for key, member in config.judge.members.items())
+    members = ", ".join(f"{key} ({member.family}, {member.backend})" for key, member in config.judge.member_configs().items())
     log.info("judge %s: %s; aggregate=%s", config.judge.name, members or "no members", config.judge.aggregate)
     present = {member.family for member in config.judge.members.values()}
     missing = [family for family in config.judge.families if family not in present]
@@ -109,15 +111,27 @@ def judging_order(groups: Groups, shuffle: bool, seed: int) -> list[int]:
     return order
 
 
-def _judge_all(judges: Sequence[Judge], requests: Sequence[JudgeRequest], order: Sequence[int]) -> dict[str, list[Verdict]]:
-    """Each judge's verdicts, indexed like `requests`, judged in `order`."""
-    verdicts: dict[str, list[Verdict]] = {}
-    for judge in judges:
-        with tqdm(total=len(requests), desc=f"judging [{judge.name}]", unit="cand", leave=False) as bar:
-            in_order = judge.judge([requests[index] for index in order], progress=bar.update)
+def _judge_all(
+    judges: Sequence[Judge], requests: Sequence[JudgeRequest], order: Sequence[int], concurrent: bool
+) -> dict[str, list[Verdict]]:
+    """Each judge's verdicts, indexed like `requests`, judged in `order`.
+
+    On a Ray cluster the members are judged at the same time (each on its own replicas), so an
+    ensemble keeps every family's GPUs busy; inline they take turns on this machine.
+    """
+    ordered = [requests[index] for index in order]
+
+    def judge_one(position: int, judge: Judge) -> list[Verdict]:
+        with tqdm(total=len(requests), desc=f"judging [{judge.name}]", unit="cand", leave=False, position=position) as bar:
+            in_order = judge.judge(ordered, progress=bar.update)
         by_index = dict(zip(order, in_order))
-        verdicts[judge.name] = [by_index[index] for index in range(len(requests))]
-    return verdicts
+        return [by_index[index] for index in range(len(requests))]
+
+    if not concurrent or len(judges) < 2:
+        return {judge.name: judge_one(0, judge) for judge in judges}
+    with ThreadPoolExecutor(max_workers=len(judges), thread_name_prefix="judge") as pool:
+        futures = {judge.name: pool.submit(judge_one, position, judge) for position, judge in enumerate(judges)}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def _results(
@@ -216,14 +230,17 @@ def run(config: RunConfig) -> RunResult:
         "w", encoding="utf-8"
     ) as prompt_log:
         tracked.log_params(flatten(dataclasses.asdict(config)))
-        judges, models = build_judges(config.judge, protocol, cache, prompt_log, config.seed)
-        tracked.set_tags(_tags(task, protocol.template_hash, models))
         requests = [
             JudgeRequest(problem, protocol.candidate_view(candidate, task.extract_answer))
             for problem, group in groups
             for candidate in group
         ]
-        verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed))
+        replica_log = output_dir / "replicas.jsonl"
+        replica_log.unlink(missing_ok=True)
+        with open_cluster(config.cluster, replica_log) as cluster:
+            judges, models = build_judges(config.judge, protocol, cache, prompt_log, config.seed, cluster.executor)
+            tracked.set_tags(_tags(task, protocol.template_hash, models))
+            verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed), cluster.concurrent)
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
         title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"
@@ -235,6 +252,8 @@ def run(config: RunConfig) -> RunResult:
         files += [prompt_path, *figures]
         if config.pool.kind == "generate":
             files.append(Path(origin))
+        if replica_log.exists():
+            files.append(replica_log)
         tracked.log_metrics(summary)
         tracked.log_artifacts(files)
     cache.close()

@@ -1,0 +1,129 @@
+"""Judging on a real local Ray cluster: replicas that die mid-run, and drivers that crash.
+
+Each test runs `python -m harness cluster=local ...` as its own process, the way users do, and
+reaches into it only from outside: replica process ids from `replicas.jsonl`, progress from the
+call cache, signals by PID.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+RUN = ["limit=6", "judge=llama_tiny", "judge.members.llama_tiny.batch_size=4", "tracking.enabled=false", "seed=3"]
+
+
+def _start(tmp_path: Path, name: str, *overrides: str) -> tuple[subprocess.Popen[str], Path]:
+    out = tmp_path / name
+    command = [sys.executable, "-m", "harness", *RUN, f"output_dir={out}", f"cache.path={tmp_path / name}.sqlite", *overrides]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return process, out
+
+
+def _finish(process: subprocess.Popen[str], timeout: float = 600) -> str:
+    output, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, output[-3000:]
+    return output
+
+
+def _wait_for(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _events(out: Path) -> list[dict]:
+    path = out / "replicas.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _cached_calls(cache: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as connection:
+            return connection.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _ray_processes(root_pid: int) -> dict[int, float]:
+    """Ray's processes under `root_pid`: (pid -> start time), so a reused PID is never mistaken."""
+    found = {}
+    try:
+        children = psutil.Process(root_pid).children(recursive=True)
+    except psutil.Error:
+        return found
+    for child in children:
+        try:
+            command = " ".join(child.cmdline())
+            if "ray::" in command or f"{os.sep}ray{os.sep}" in command:
+                found[child.pid] = child.create_time()
+        except psutil.Error:
+            continue
+    return found
+
+
+def _alive(processes: dict[int, float]) -> list[int]:
+    alive = []
+    for pid, created in processes.items():
+        try:
+            process = psutil.Process(pid)
+            if process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.Error:
+            continue
+    return alive
+
+
+def test_killing_a_replica_mid_run_changes_nothing_in_the_summary(tmp_path: Path) -> None:
+    baseline, baseline_out = _start(tmp_path, "undisturbed", "cluster=inline")
+    _finish(baseline)
+
+    process, out = _start(tmp_path, "disturbed", "cluster=local", "judge.members.llama_tiny.replicas=2")
+    started = _wait_for(lambda: [e for e in _events(out) if e["event"] == "started"] if len(_events(out)) >= 2 else None, 180, "2 replicas")
+    ray_processes = _ray_processes(process.pid)
+    # mid-run: some batches are answered and committed, most are not
+    _wait_for(lambda: _cached_calls(tmp_path / "disturbed.sqlite") >= 4, 180, "the first answered batches")
+    assert _cached_calls(tmp_path / "disturbed.sqlite") < 24
+    victim = started[0]["pid"]
+    os.kill(victim, signal.SIGKILL)
+    output = _finish(process)
+
+    events = [(e["replica"], e["event"]) for e in _events(out)]
+    died = [replica for replica, event in events if event == "died"]
+    assert died and (died[0], "restarted") in events, events
+    restarted = next(e for e in _events(out) if e["event"] == "restarted")
+    assert restarted["pid"] != victim
+    summary = json.loads((out / "summary.json").read_text())
+    expected = json.loads((baseline_out / "summary.json").read_text())
+    assert summary == expected
+    assert summary["judge_calls"] == 24  # every prompt answered once; nothing returned was recomputed
+    assert "Traceback" not in output
+    # the run stopped its own Ray cluster: nothing it started is left
+    _wait_for(lambda: not _alive(ray_processes), 30, "the run's Ray processes to exit")
+
+
+def test_a_crashed_driver_leaves_no_ray_processes_behind(tmp_path: Path) -> None:
+    process, out = _start(tmp_path, "crashed", "cluster=local")
+    _wait_for(lambda: _events(out), 180, "a replica to start")
+    ray_processes = _ray_processes(process.pid)
+    assert any("raylet" in " ".join(psutil.Process(pid).cmdline()) for pid in ray_processes)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    _wait_for(lambda: not _alive(ray_processes), 45, "Ray processes of the dead driver to exit")
+    assert not (out / "summary.json").exists()

@@ -20,7 +20,8 @@ def _harness(*args: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedP
 def test_help_lists_groups_and_examples(tmp_path: Path) -> None:
     completed = _harness("--help", cwd=tmp_path)
     assert completed.returncode == 0
-    assert "judge: ensemble_majority, ensemble_mean, ensemble_median, ensemble_min" in completed.stdout
+    assert "ensemble_min, ensemble_min_tiny" in completed.stdout
+    assert "cluster: inline, local, ray" in completed.stdout
     assert "python -m harness judge=ensemble_min" in completed.stdout
 
 
@@ -93,3 +94,36 @@ def test_a_run_killed_midway_resumes_without_repeating_finished_calls(tmp_path: 
 
     summary = json.loads((tmp_path / "resumed" / "summary.json").read_text())
     assert summary["cache_hits"] == done and summary["judge_calls"] == 12 - done
+
+
+def test_gpu_judges_fall_back_to_their_cpu_ensemble_without_a_gpu(tmp_path: Path, shared_cache: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "harness", "judge=ensemble_min", "judge.members.qwen.replicas=8", "limit=1", "tracking.enabled=false"]
+        + [f"cache.path={shared_cache}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "no GPU visible: judge=ensemble_min falls back to judge=ensemble_min_tiny" in completed.stderr
+    assert "ignoring judge.members.qwen.replicas=8" in completed.stderr
+    assert "judge=ensemble_min_tiny" in completed.stdout
+    (resolved,) = tmp_path.glob("outputs/*/*/resolved_config.yaml")
+    assert "name: ensemble_min_tiny" in resolved.read_text()
+
+
+def test_a_gpu_judge_without_a_fallback_says_so_in_one_line(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "harness", "judge=qwen", "tracking.enabled=false"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines()[-1] == (
+        "error: judge=qwen needs a GPU and this machine has none (no CPU fallback for it; try judge=llama_tiny)"
+    )

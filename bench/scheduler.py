@@ -194,6 +194,8 @@ def run_pool(k: int, steal: bool, durations: list[list[float]], max_inflight: in
                 "last_end_to_return_s": ended - max(s[1] for s in stamps.values()),
                 "idle_gap_ms_per_batch": 1000 * idle / len(batches),
                 "overshoot_ms_per_batch": 1000 * overshoot / len(batches),
+                # batches each replica answered first; a replica that answered none was stalled all run
+                "batches_won": sorted((len(spans) for spans in by_replica.values()), reverse=True) + [0] * (k - len(by_replica)),
             }
         finally:
             pool.close()
@@ -267,6 +269,7 @@ def main() -> None:
                     "replica_idle_gap_ms_per_batch": round(real["idle_gap_ms_per_batch"], 3),
                     "returns_after_last_batch_s": round(real["last_end_to_return_s"], 3),
                     "sleep_overshoot_ms_per_batch": round(real["overshoot_ms_per_batch"], 3),
+                    "batches_won_per_replica": real["batches_won"],
                 }
             rows.append(row)
             print(f"K={k}: bound {bound:.2f} s, steal {row['steal']['ratio']}x (sim {row['steal']['simulated_ratio']}x), "

@@ -11,7 +11,8 @@ so the policy that is benchmarked is the policy that runs. Three rules:
   its current replica (from each replica's measured time per request, or, before a replica has a
   measurement, once the batch has run twice as long as the thief would need: MapReduce's backup
   tasks with LATE's straggler rule).
-  The first copy to finish wins; the other's result is dropped. Copies are identical requests, so
+  The first copy to finish wins; the other runs to the end and its result is dropped (cancelling a
+  queued Ray actor task stalled that replica for ~30 s, measured). Copies are identical requests, so
   which one wins never changes a verdict.
 - **Resubmit once.** A batch whose execution failed (its replica died) goes back to the front of the
   queue once; a second failure is an error for the run. A batch already answered is never rerun.

@@ -115,10 +115,9 @@ class ReplicaPool:
             self._start()
         dispatcher = Dispatcher([len(batch) for batch in batches], range(len(self._actors)), self._max_inflight, self._steal)
         pending: dict[Any, tuple[str, int, int]] = {}  # ref -> (kind, replica, batch)
-        refs = [ray.put(list(batch)) for batch in batches]
         while not dispatcher.done:
             for replica, batch in dispatcher.assignments(time.monotonic()):
-                pending[self._actors[replica].run.remote(refs[batch])] = ("batch", replica, batch)
+                pending[self._actors[replica].run.remote(list(batches[batch]))] = ("batch", replica, batch)
             self._send_pings(pending, time.monotonic())
             if not pending and not self._pings:
                 raise HarnessError(f"judge {self.name}: no replica can take work")
@@ -130,9 +129,6 @@ class ReplicaPool:
                 self._collect(ref, kind, replica, batch, dispatcher, pending, batches, on_batch)
         self.resubmissions += dispatcher.resubmissions
         self.copies += dispatcher.copies
-        for ref, (kind, _, _) in pending.items():  # late copies of stolen batches: not needed any more
-            if kind == "batch":
-                _cancel(ref)
 
     def _collect(
         self,
@@ -150,9 +146,6 @@ class ReplicaPool:
         now = time.monotonic()
         try:
             value = ray.get(ref)
-        except ray.exceptions.TaskCancelledError:  # a copy we cancelled because the other one won
-            dispatcher.failed(replica, batch, now, "cancelled")
-            return
         except ray.exceptions.RayTaskError as error:
             raise _engine_error(self.name, error) from None
         except ray.exceptions.RayActorError as error:
@@ -176,9 +169,6 @@ class ReplicaPool:
             raise HarnessError(f"judge {self.name}: replica {replica} answered {len(value)} of {len(batches[batch])} requests")
         if dispatcher.finished(replica, batch, now):
             on_batch(batch, value)
-            for other, (other_kind, _, other_batch) in pending.items():
-                if other_kind == "batch" and other_batch == batch:  # the losing copy, if it has not started
-                    _cancel(other)
 
     def _ping_failed(self, replica: int, dispatcher: Dispatcher, now: float) -> None:
         """A restarting actor refuses calls until its engine is up again; ask again shortly, unless
@@ -210,16 +200,6 @@ class ReplicaPool:
         for group in self._groups:
             ray.util.remove_placement_group(group)
         self._actors, self._groups = [], []
-
-
-def _cancel(ref: Any) -> None:
-    """Best effort: Ray cancels an actor task only while it is still queued."""
-    import ray
-
-    try:
-        ray.cancel(ref)
-    except (ray.exceptions.RayError, ValueError, TypeError):
-        pass
 
 
 def _first_line(error: BaseException) -> str:

@@ -41,6 +41,7 @@ class LlamaCppEngine:
                 model_path=str(model_path),
                 n_ctx=config.n_ctx,
                 n_threads=config.n_threads or os.cpu_count() or 1,
+                n_threads_batch=config.n_threads or os.cpu_count() or 1,  # prompt evaluation: all a verdict does
                 logits_all=False,
                 verbose=False,
             )

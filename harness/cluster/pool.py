@@ -187,11 +187,6 @@ class ReplicaPool:
                 del self._pings[replica]
                 pending[self._actors[replica].where.remote()] = ("ping", replica, -1)
 
-    def replica_pids(self) -> list[int]:
-        import ray
-
-        return [where["pid"] for where in ray.get([actor.where.remote() for actor in self._actors])]
-
     def close(self) -> None:
         import ray
 

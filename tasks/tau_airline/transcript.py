@@ -11,8 +11,9 @@ are never read here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from tasks.tau_airline.trajectory import Message, ToolCall
 
 # The policy's rules in a few lines, for the judge prompt (the full text is data/policy.md).
 POLICY_BRIEF = """An airline customer-service agent helps a user book, modify or cancel reservations, following this policy:
@@ -26,6 +27,8 @@ POLICY_BRIEF = """An airline customer-service agent helps a user book, modify or
 
 MAX_MESSAGE_CHARS = 400
 MAX_TOOL_OUTPUT_CHARS = 160
+# About 1,200 tokens: with the policy brief and the template this fits a 2,048-token judge context.
+MAX_TRANSCRIPT_CHARS = 4500
 
 
 def _cut(text: str, limit: int) -> str:
@@ -33,33 +36,50 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more chars]"
 
 
-def _call_line(call: Mapping[str, Any]) -> str:
-    function = call.get("function") or {}
-    name = str(function.get("name", "?"))
-    arguments = function.get("arguments", "")
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-    return f"[agent calls {name}] {_cut(arguments, MAX_MESSAGE_CHARS)}"
+def _call_line(call: ToolCall, limit: int) -> str:
+    arguments = json.dumps(dict(call.arguments), ensure_ascii=False, separators=(",", ":"))
+    return f"[agent calls {call.name}] {_cut(arguments, limit)}"
 
 
 def render_transcript(
-    traj: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     *,
     max_message_chars: int = MAX_MESSAGE_CHARS,
     max_tool_output_chars: int = MAX_TOOL_OUTPUT_CHARS,
+    max_chars: int = MAX_TRANSCRIPT_CHARS,
 ) -> str:
-    """One line per message or tool call, in order; the system message is left out (see POLICY_BRIEF)."""
+    """One line per message or tool call, in order; the system message is left out (see POLICY_BRIEF).
+
+    Past `max_chars`, lines are dropped from the middle (a third of the budget for the opening, where
+    the request is, two thirds for the end, where the writes are) and the gap says how many."""
+    answered = {call.output_index: call.name for message in messages for call in message.tool_calls if call.output_index is not None}
     lines: list[str] = []
-    for message in traj:
-        role = message.get("role")
-        content = message.get("content")
-        text = content if isinstance(content, str) else ""
-        if role == "user":
+    for message in messages:
+        text = message.content or ""
+        if message.role == "user":
             lines.append(f"[user] {_cut(text, max_message_chars)}")
-        elif role == "assistant":
+        elif message.role == "assistant":
             if text.strip():
                 lines.append(f"[agent] {_cut(text, max_message_chars)}")
-            lines.extend(_call_line(call) for call in message.get("tool_calls") or ())
-        elif role == "tool":
-            lines.append(f"[{message.get('name', 'tool')} returned] {_cut(text, max_tool_output_chars)}")
-    return "\n".join(lines)
+            lines.extend(_call_line(call, max_message_chars) for call in message.tool_calls)
+        elif message.role == "tool":
+            lines.append(f"[{answered.get(message.source_index, 'tool')} returned] {_cut(text, max_tool_output_chars)}")
+    return _elide_middle(lines, max_chars)
+
+
+def _elide_middle(lines: list[str], max_chars: int) -> str:
+    if sum(len(line) + 1 for line in lines) <= max_chars:
+        return "\n".join(lines)
+    head, tail, used = [], [], 0
+    for line in lines:
+        if used + len(line) + 1 > max_chars // 3:
+            break
+        head.append(line)
+        used += len(line) + 1
+    for line in reversed(lines[len(head) :]):
+        if used + len(line) + 1 > max_chars - 40:
+            break
+        tail.append(line)
+        used += len(line) + 1
+    omitted = len(lines) - len(head) - len(tail)
+    return "\n".join([*head, f"[... {omitted} lines omitted ...]", *reversed(tail)])

@@ -1,0 +1,246 @@
+"""Facts for the airline invariants, one record per trace event, read from the replayed database.
+
+The graph's invariants (graphs/airline.json) read `steps[event.index]`. A record says what the event
+was (its message's role, text and number of tool calls; the most recent user message before it) and,
+for a tool call, what the *replayed* environment did: whether the call succeeded, the reservation
+it targets before and after the call, the booking user's membership, the payment methods' kinds as
+the user profile states them, the database paths it changed and the paths it was allowed to change.
+Nothing here is read from the agent's words or from the recorded tool outputs; the call's own
+arguments appear only as `asked`, the effect the call requested, which postconditions compare with
+the database (`effect_mismatch`).
+
+Paths name what a write touched: `reservation:ID`, `flight:NUMBER`, `user:ID.FIELD` (a user's
+top-level field, so a booking may touch `payment_methods` and `reservations` but not the address).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import HarnessError
+from tasks.tau_airline.db import CLOCK_ISO, DbView
+from tasks.tau_airline.replay import Replay, ReplayedCall
+from tasks.tau_airline.trajectory import Message, Trajectory
+
+RESERVATION_WRITES = frozenset(
+    {
+        "book_reservation",
+        "cancel_reservation",
+        "update_reservation_flights",
+        "update_reservation_baggages",
+        "update_reservation_passengers",
+    }
+)
+
+
+@dataclass(frozen=True)
+class EventSource:
+    """Where a trace event came from: the message at `source_index` of `traj`, and for a tool call
+    its position among that message's calls."""
+
+    source_index: int
+    call_position: int | None = None
+
+
+def _number(value: Any) -> Any:
+    """Integral floats as ints, so CEL compares `2.0` bags with `2` (CEL has no int/double `==`)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _flight_key(segment: Mapping[str, Any]) -> str:
+    return f"{segment.get('flight_number')}@{segment.get('date')}"
+
+
+def _passengers(raw: Any) -> list[dict[str, Any]]:
+    if not isinstance(raw, (list, tuple)):
+        return []
+    return [
+        {"first_name": p.get("first_name"), "last_name": p.get("last_name"), "dob": p.get("dob")}
+        for p in raw
+        if isinstance(p, Mapping)
+    ]
+
+
+def reservation_view(view: DbView, reservation_id: str | None) -> dict[str, Any] | None:
+    """A reservation as the invariants read it, with each segment's flight status on its date and the
+    owner's membership, both from the same database moment; None when it does not exist."""
+    if not reservation_id:
+        return None
+    reservation = view.raw("reservation", reservation_id)
+    if reservation is None:
+        return None
+    owner = view.raw("user", str(reservation.get("user_id")))
+    flights = [
+        {
+            "flight_number": segment.get("flight_number"),
+            "date": segment.get("date"),
+            "status": view.flight_status(str(segment.get("flight_number")), str(segment.get("date"))) or "unknown",
+        }
+        for segment in reservation.get("flights", ())
+    ]
+    return {
+        "reservation_id": reservation_id,
+        "user_id": reservation.get("user_id"),
+        "membership": (owner or {}).get("membership", "unknown"),
+        "status": reservation.get("status") or "active",
+        "cabin": reservation.get("cabin"),
+        "flight_type": reservation.get("flight_type"),
+        "origin": reservation.get("origin"),
+        "destination": reservation.get("destination"),
+        "insurance": reservation.get("insurance"),
+        "created_at": reservation.get("created_at"),
+        "total_baggages": _number(reservation.get("total_baggages")),
+        "nonfree_baggages": _number(reservation.get("nonfree_baggages")),
+        "passengers": len(reservation.get("passengers", ())),
+        "passenger_list": _passengers(reservation.get("passengers")),
+        "flights": flights,
+        "flight_keys": sorted(_flight_key(segment) for segment in flights),
+    }
+
+
+def _asked(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The effect a write call requested, in the shape of `reservation_view`."""
+    flights = arguments.get("flights")
+    return {
+        "user_id": arguments.get("user_id"),
+        "cabin": arguments.get("cabin"),
+        "flight_keys": sorted(_flight_key(s) for s in flights if isinstance(s, Mapping)) if isinstance(flights, list) else [],
+        "passenger_list": _passengers(arguments.get("passengers")),
+        "total_baggages": _number(arguments.get("total_baggages")),
+        "nonfree_baggages": _number(arguments.get("nonfree_baggages")),
+        "insurance": arguments.get("insurance"),
+        "amount": _number(arguments.get("amount")),
+    }
+
+
+def _changed_paths(call: ReplayedCall) -> list[str]:
+    paths = []
+    for kind, entity_id in sorted(call.changed):
+        if kind != "user":
+            paths.append(f"{kind}:{entity_id}")
+            continue
+        old = call.before.raw("user", entity_id) or {}
+        new = call.after.raw("user", entity_id) or {}
+        paths += [f"user:{entity_id}.{field}" for field in sorted(set(old) | set(new)) if old.get(field) != new.get(field)]
+    return paths
+
+
+def _target(call: ReplayedCall) -> str | None:
+    """The reservation a reservation write acts on; for a booking, the one it created."""
+    if call.tool == "book_reservation":
+        created = [entity_id for kind, entity_id in call.changed if kind == "reservation" and call.before.raw(kind, entity_id) is None]
+        return created[0] if created else None
+    target = call.arguments.get("reservation_id")
+    return target if isinstance(target, str) else None
+
+
+def _allowed(call: ReplayedCall, owner: str | None) -> list[str]:
+    """The frame: what a successful write may change (nothing for reads and failed calls)."""
+    if not call.ok:
+        return []
+    if call.tool == "send_certificate":
+        return [f"user:{call.arguments.get('user_id')}.payment_methods"]
+    if call.tool not in RESERVATION_WRITES or owner is None:
+        return []
+    target = _target(call)
+    allowed = [f"reservation:{target}", f"user:{owner}.payment_methods"]
+    if call.tool == "book_reservation":
+        allowed.append(f"user:{owner}.reservations")
+    return allowed
+
+
+def _payment_sources(call: ReplayedCall) -> list[str]:
+    """The kind (certificate, credit_card, gift_card) of each payment of a booking, from the profile."""
+    payments = call.arguments.get("payment_methods")
+    user = call.before.raw("user", str(call.arguments.get("user_id")))
+    methods = (user or {}).get("payment_methods", {})
+    if not isinstance(payments, list):
+        return []
+    return [
+        str((methods.get(str(p.get("payment_id"))) or {}).get("source", "unknown")) for p in payments if isinstance(p, Mapping)
+    ]
+
+
+def call_facts(call: ReplayedCall) -> dict[str, Any]:
+    """The database side of one replayed call."""
+    target = _target(call) if call.tool in RESERVATION_WRITES else None
+    before = reservation_view(call.before, target)
+    after = reservation_view(call.after, target)
+    owner_view = before or after
+    owner = str(owner_view["user_id"]) if owner_view else None
+    return {
+        "tool": call.tool,
+        "ok": call.ok,
+        "write": call.is_write,
+        "before": before,
+        "after": after,
+        "owner": owner or "",
+        "pay_sources": _payment_sources(call) if call.tool == "book_reservation" else [],
+        "asked": _asked(call.arguments),
+        "changed": _changed_paths(call),
+        "allowed": _allowed(call, owner),
+    }
+
+
+_NO_CALL: Mapping[str, Any] = {
+    "tool": "",
+    "ok": False,
+    "write": False,
+    "before": None,
+    "after": None,
+    "owner": "",
+    "pay_sources": [],
+    "asked": {},
+    "changed": [],
+    "allowed": [],
+}
+
+
+def _last_user_texts(messages: Sequence[Message]) -> list[str]:
+    """For each message index, the text of the most recent user message strictly before it."""
+    texts, last = [], ""
+    for message in messages:
+        texts.append(last)
+        if message.role == "user":
+            last = message.content or ""
+    return texts
+
+
+def task_user(trajectory: Trajectory) -> str:
+    """The authenticated user of the task (τ-bench's `info.task.user_id`): the one the agent may act for."""
+    if trajectory.user_id is None:
+        raise HarnessError(f"trajectory {trajectory.index}: info.task.user_id: missing; the airline invariants need the task's user")
+    return trajectory.user_id
+
+
+def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[EventSource]) -> dict[str, Any]:
+    """The facts mapping for `harness.shield.verify`: `steps` (one record per trace event, in order),
+    `task_user` and `clock` (the database's clock, RFC 3339)."""
+    messages = trajectory.messages
+    last_user = _last_user_texts(messages)
+    calls: dict[tuple[int, int], ReplayedCall] = {}
+    positions: dict[int, int] = {}
+    for call in replayed.calls:
+        position = positions.get(call.source_index, 0)
+        calls[(call.source_index, position)] = call
+        positions[call.source_index] = position + 1
+    steps = []
+    for event_index, source in enumerate(sources):
+        if not 0 <= source.source_index < len(messages):
+            raise HarnessError(f"trace event {event_index}: source_index {source.source_index} is outside traj")
+        message = messages[source.source_index]
+        step: dict[str, Any] = {
+            "source_index": source.source_index,
+            "role": message.role,
+            "text": (message.content or "").strip() if message.role == "assistant" else "",
+            "calls_in_message": len(message.tool_calls),
+            "last_user": last_user[source.source_index],
+        }
+        call = calls.get((source.source_index, source.call_position)) if source.call_position is not None else None
+        step.update(call_facts(call) if call is not None else _NO_CALL)
+        steps.append(step)
+    return {"steps": steps, "task_user": task_user(trajectory), "clock": f"{CLOCK_ISO}Z"}

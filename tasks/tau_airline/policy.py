@@ -1,0 +1,133 @@
+"""The airline policy as a shield graph: replay a trajectory, compute its facts, verify its trace.
+
+The graph (`graphs/airline.json`) is one state, because the policy constrains what each call does,
+not the order of calls; its global invariants are the policy's rules in CEL over the facts that
+`tasks.tau_airline.facts` reads from the replayed database. Each rule has its own violation kind
+(`invariant_kinds`), reported at the event of the offending call or message.
+
+Kinds fall in three groups, which reports keep apart:
+- `CONVERSATION_KINDS` are about messages (confirmation, one action per turn); gold actions have no
+  conversation, so these are never asked of them.
+- `ENVIRONMENT_KINDS` (`effect_mismatch`) say the database does not hold what a successful write
+  asked for: the environment's fault, not the agent's (τ-bench's flight update keeps the old cabin).
+- every other kind is about the effect of the agent's call.
+
+`gold_violations` verifies a task's gold actions (τ-bench's reference solution) the same way, so a
+trajectory that breaks the policy *because* the reward demands the gold's database can be told from
+one that breaks it on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.shield import ShieldReport, StateGraph, Trace, VerifyOptions, parse_graph, parse_trace, verify
+from harness.shield._schema import read_json
+from tasks.tau_airline.facts import EventSource, trace_facts
+from tasks.tau_airline.replay import replay
+from tasks.tau_airline.trajectory import Message, ToolCall, Trajectory
+
+TASK_ID = "tau_airline"
+CONVERSATION_KINDS = frozenset({"unconfirmed_write", "respond_and_call", "parallel_calls"})
+ENVIRONMENT_KINDS = frozenset({"effect_mismatch"})
+# Every kind the graph can report, in the order the policy states them.
+POLICY_KINDS = (
+    "unconfirmed_write",
+    "respond_and_call",
+    "parallel_calls",
+    "payment_limits",
+    "baggage_fee",
+    "cancel_flown",
+    "cancel_ineligible",
+    "basic_economy_change",
+    "other_user",
+    "bags_removed",
+    "passenger_count_changed",
+    "too_many_passengers",
+    "effect_mismatch",
+    "collateral_write",
+)
+
+
+@cache
+def airline_graph() -> StateGraph:
+    """The shipped airline graph (parsed once per process)."""
+    path = resources.files("tasks.tau_airline").joinpath("graphs").joinpath("airline.json")
+    return parse_graph(read_json(str(path), "graph"), str(path))
+
+
+def event_sources(trace: Trace) -> list[EventSource]:
+    """Each event's message in `traj` and, for a tool call, its position among that message's calls."""
+    sources, seen_calls = [], {}
+    for index, event in enumerate(trace.events):
+        if event.source_index is None:
+            raise HarnessError(f"trace {trace.trace_id or ''} event {index}: source_index: missing; airline facts need each event's message")
+        position = None
+        if event.event_type == "tool_call":
+            position = seen_calls.get(event.source_index, 0)
+            seen_calls[event.source_index] = position + 1
+        sources.append(EventSource(event.source_index, position))
+    return sources
+
+
+def _check_calls(trajectory: Trajectory, trace: Trace) -> None:
+    """The trace's tool calls must be the trajectory's, in order: facts describe the replayed calls."""
+    recorded = [(call.source_index, call.name) for call in trajectory.calls]
+    traced = [(event.source_index, event.tool_name) for event in trace.events if event.event_type == "tool_call"]
+    if recorded != traced:
+        raise HarnessError(f"trace {trace.trace_id or ''}: its tool calls are not those of trajectory {trajectory.index}")
+
+
+def trajectory_facts(trajectory: Trajectory, trace: Trace) -> dict[str, Any]:
+    """The facts for verifying `trace`, the imported form of `trajectory`: replay, then read the database."""
+    _check_calls(trajectory, trace)
+    return trace_facts(trajectory, replay(trajectory), event_sources(trace))
+
+
+def verify_trajectory(trajectory: Trajectory, trace: Trace, options: VerifyOptions = VerifyOptions()) -> ShieldReport:
+    """Replay `trajectory`, verify its imported `trace` against the airline graph and the replayed facts."""
+    return verify(airline_graph(), trace, trajectory_facts(trajectory, trace), options, trace_id=trajectory.name)
+
+
+def gold_trajectory(trajectory: Trajectory) -> Trajectory:
+    """The task's gold actions (`info.task.actions`) as a trajectory of one call per assistant message."""
+    task = trajectory.info.get("task")
+    actions = task.get("actions") if isinstance(task, Mapping) else None
+    if not isinstance(actions, list):
+        raise HarnessError(f"trajectory {trajectory.index}: info.task.actions: missing; the gold actions are needed")
+    messages = []
+    for index, action in enumerate(actions):
+        if not isinstance(action, Mapping) or not isinstance(action.get("name"), str) or not isinstance(action.get("kwargs"), Mapping):
+            raise HarnessError(f"trajectory {trajectory.index}: info.task.actions[{index}]: must be {{name, kwargs}}")
+        call = ToolCall(index, f"gold-{index}", action["name"], dict(action["kwargs"]), None, None)
+        messages.append(Message(source_index=index, role="assistant", content=None, tool_calls=(call,)))
+    return Trajectory(index=trajectory.index, task_id=trajectory.task_id, trial=-1, reward=None, messages=tuple(messages), info=trajectory.info)
+
+
+def _calls_trace(trajectory: Trajectory) -> Trace:
+    events = [
+        {"event_type": "tool_call", "tool_name": call.name, "tool_input": dict(call.arguments), "source_index": call.source_index}
+        for call in trajectory.calls
+    ]
+    return parse_trace({"task_id": TASK_ID, "trace_id": f"{trajectory.name}-gold", "events": events}, f"{trajectory.name} gold actions")
+
+
+def gold_violations(trajectory: Trajectory) -> tuple[str, ...]:
+    """The policy kinds the task's gold actions themselves break (conversation rules do not apply)."""
+    gold = gold_trajectory(trajectory)
+    report = verify_trajectory(gold, _calls_trace(gold))
+    return tuple(sorted({v.kind for v in report.violations if v.kind not in CONVERSATION_KINDS}))
+
+
+def agent_kinds(report: ShieldReport) -> tuple[str, ...]:
+    """The kinds in `report` that blame the agent (everything but the environment's)."""
+    return tuple(sorted({v.kind for v in report.violations if v.kind not in ENVIRONMENT_KINDS}))
+
+
+def kinds_of(reports: Sequence[ShieldReport]) -> dict[str, int]:
+    """How many reports carry each policy kind (a trace counts once per kind)."""
+    return {kind: sum(any(v.kind == kind for v in report.violations) for report in reports) for kind in POLICY_KINDS}

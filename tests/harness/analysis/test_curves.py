@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -115,12 +114,13 @@ def _gsm8k_sized_pool(problem: Callable[..., ProblemResult], width: int) -> list
     return _results(problem, pools)
 
 
-def test_fast_enough_for_gsm8k_with_sixteen_candidates(problem: Callable[..., ProblemResult]) -> None:
-    results = _gsm8k_sized_pool(problem, 16)
-    start = time.perf_counter()
-    rows = best_of_n_curve(results)
-    assert time.perf_counter() - start < 5.0
-    assert len(rows) == 16 and rows[-1]["oracle"] > rows[0]["oracle"]
+def test_a_gsm8k_sized_pool_with_sixteen_candidates_gives_sixteen_rows(problem: Callable[..., ProblemResult]) -> None:
+    # bench/curves.py times this size; here only the values matter
+    rows = best_of_n_curve(_gsm8k_sized_pool(problem, 16))
+    assert [row["n"] for row in rows] == list(range(1, 17))
+    # one candidate: the oracle is that candidate's correctness, drawn at rate 0.4
+    assert rows[0]["oracle"] == pytest.approx(rows[0]["mean"]) and rows[0]["mean"] == pytest.approx(0.4, abs=0.02)
+    assert rows[-1]["oracle"] > rows[0]["oracle"]
 
 
 @pytest.mark.parametrize("x", ["n", "kl"])

@@ -11,17 +11,18 @@ from harness.selection import ProblemResult
 
 
 def test_analyse_run_merges_metrics_and_writes_figures(problem: Callable[..., ProblemResult], tmp_path: Path) -> None:
-    def cand(source: str, correct: bool, a: float | None, b: float | None) -> dict[str, object]:
+    def cand(id_: str, source: str, correct: bool, a: float | None, b: float | None) -> dict[str, object]:
         ensemble = min(s for s in (a, b) if s is not None) if (a, b) != (None, None) else None
-        return {"source": source, "correct": correct, "answer": str(correct), "scores": {"a": a, "b": b}, "ensemble": ensemble}
+        return {"id": id_, "source": source, "correct": correct, "answer": str(correct), "scores": {"a": a, "b": b}, "ensemble": ensemble}
 
-    results = [
-        problem("p1", [cand("llama-1b", True, 0.9, 0.8), cand("qwen-7b", False, 0.4, None)], selected=0),
-        problem("p2", [cand("qwen-7b", False, 0.7, 0.2), cand("llama-1b", True, 0.6, 0.9)], selected=1),
-    ]
-    report = analyse_run(results, tmp_path, seed=0, judge_families={"a": "llama", "b": "qwen"}, reordered=results, draws=20)
+    p1 = [cand("x", "llama-1b", True, 0.9, 0.8), cand("y", "qwen-7b", False, 0.4, None)]
+    p2 = [cand("u", "qwen-7b", False, 0.7, 0.2), cand("v", "llama-1b", True, 0.6, 0.9)]
+    results = [problem("p1", p1, selected=0), problem("p2", p2, selected=1)]
+    # Shown reversed, p1 keeps its pick (x) and p2's moves from v to u: one problem of two unchanged.
+    reordered = [problem("p1", p1[::-1], selected=1), problem("p2", p2[::-1], selected=1)]
+    report = analyse_run(results, tmp_path, seed=0, judge_families={"a": "llama", "b": "qwen"}, reordered=reordered, draws=20)
     metrics = report["metrics"]
-    assert metrics["order_invariance"] == 1.0
+    assert metrics["order_invariance"] == 0.5 and metrics["order_invariance.n"] == 2
     assert {"calibration.a.ece", "calibration.ensemble.brier", "agreement.krippendorff_alpha", "self_preference.qwen.same_rate"} <= set(metrics)
     assert [row["n"] for row in report["curve"]] == [1, 2]
     assert [Path(path).name for path in report["files"]] == ["reliability.png", "best_of_n.png", "best_of_n_kl.png"]

@@ -28,9 +28,15 @@ def test_tensor_parallel_replicas_pack_one_gpu_bundle_per_worker_on_one_node() -
     assert gpus_needed(_model(num_gpus=1.0, tensor_parallel_size=4, replicas=2)) == 8
 
 
-def test_three_families_share_eight_gpus_at_a_third_each() -> None:
-    total = sum(gpus_needed(_model(num_gpus=0.33, replicas=8)) for _ in ("qwen", "llama", "gemma"))
-    assert total <= 8
+def test_the_shipped_ensemble_fits_an_eight_gpu_node_with_eight_replicas_per_family(make_config) -> None:
+    """The README's 8-GPU line (replicas=8 per family) against the shipped member configs."""
+    families = ("qwen", "llama", "gemma")
+    config = make_config("judge=ensemble_min", *(f"judge.members.{family}.replicas=8" for family in families))
+    members = config.judge.members
+    assert {name: member.num_gpus for name, member in members.items()} == {family: 0.33 for family in families}
+    memory = {name: member.engine_kwargs["gpu_memory_utilization"] for name, member in members.items()}
+    assert sum(memory.values()) <= 0.9  # three replicas share each GPU's memory, with room left
+    assert sum(gpus_needed(member) for member in members.values()) == pytest.approx(7.92)
 
 
 @pytest.mark.parametrize(

@@ -158,10 +158,8 @@ def test_a_closed_port_becomes_an_error_after_retries() -> None:
         backoff_s=0.01,
         timeout_s=2,
     )
-    started = time.monotonic()
     [result] = engine.run([EngineRequest("Yes or No?", OPTIONS)])
     assert result.error is not None and "after 2 attempts" in result.error and result.option_logprobs is None
-    assert time.monotonic() - started < 5
 
 
 def test_a_wrong_path_is_a_configuration_error(base_url: str) -> None:
@@ -225,7 +223,42 @@ def test_5xx_and_429_are_retried_400_is_not_and_missing_logprobs_fall_back_to_te
         server.server_close()
 
 
-def test_engine_spec_for_openai_names_the_endpoint_and_keeps_the_key_out() -> None:
+class _Recording(BaseHTTPRequestHandler):
+    """A real HTTP server that records each request's Authorization header and answers "Yes"."""
+
+    authorizations: ClassVar[list[str | None]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        type(self).authorizations.append(self.headers.get("Authorization"))
+        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": "Yes"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+def test_engine_spec_for_openai_names_the_endpoint_and_keeps_the_key_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-canary-7f3a9c"
+    monkeypatch.setenv("JUDGE_KEY_FOR_TEST", secret)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recording)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        keyed = engine_spec(
+            ModelConfig(name="j", family="llama", backend="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="JUDGE_KEY_FOR_TEST")
+        )
+        # the key goes on the wire and nowhere the run records (cache key, settings, provenance)
+        assert secret not in repr((keyed.identity, keyed.settings, keyed.provenance))
+        [answered] = keyed.factory().run([EngineRequest("q", OPTIONS)])
+        assert answered.error is None and _Recording.authorizations == [f"Bearer {secret}"]
+    finally:
+        server.shutdown()
+        server.server_close()
     config = ModelConfig(
         name="llama_tiny_http",
         family="llama",

@@ -1,7 +1,6 @@
 """Equivalence checks, both checkers, timeouts in worker processes, and calls from non-main threads."""
 
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -86,9 +85,7 @@ def test_disagreement_is_reported(pool: CheckPool) -> None:
 
 def test_pathological_expression_is_capped_and_reported() -> None:
     with CheckPool(workers=1, timeout_s=1.5) as short:
-        started = time.monotonic()
         outcome = check_answer("2", r"\boxed{9^{9^{9^{9^{9}}}}}", short)
-        assert time.monotonic() - started < 10
         assert (outcome.correct, outcome.outcome) == (False, "check_timeout")
         # The overrunning worker was replaced: the pool still answers.
         assert check_answer("2", r"\boxed{2}", short).outcome == "correct"

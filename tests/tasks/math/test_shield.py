@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -72,11 +71,12 @@ def test_modular_and_relation_contexts_are_not_chains() -> None:
     assert [(link.left, link.right) for link in equation_links("a < 3 = 3 \\approx 2.9")] == [("3", "3")]
 
 
-def test_pathological_input_is_fast() -> None:
+def test_pathological_input_is_checked_without_evaluating_the_towers() -> None:
+    # Fifty equal power towers and 200 nested brackets: every link holds, so nothing is flagged; a
+    # checker that tried to evaluate 9^9^9^9^9 would never return (bench/math_shield.py times the shield).
     tower = "$" + " = ".join(["9^{9^{9^{9^{9}}}}"] * 50) + "$ $\\boxed{1}$\n\nSo $" + "(" * 200 + "1" + ")" * 200 + " = 1$."
-    start = time.monotonic()
-    shield_candidate(PROBLEM, Candidate("p", "c", tower))
-    assert time.monotonic() - start < 5
+    report = shield_candidate(PROBLEM, Candidate("p", "c", tower))
+    assert (report.verdict, list(report.violations)) == ("pass", [])
 
 
 def test_shield_is_wired_into_the_task_and_passes_references() -> None:

@@ -10,7 +10,7 @@ import pytest
 from harness.prefetch import main
 from judges.hf_export import EXPORTER_VERSION, STAMP
 from judges.models import file_sha256, resolve_model_file
-from tests.judges.backends.test_vllm_pure import QWEN, QWEN_COMMIT, stage_fake_snapshot
+from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
 
 
 def vllm_member(model: str, revision: str | None = None) -> list[str]:

@@ -15,25 +15,9 @@ from judges.backends.options import option_logprobs_from, variants
 from judges.backends.vllm_engine import chat_messages
 from judges.hf_export import EXPORTER_VERSION, STAMP
 from judges.models import file_sha256, resolve_model_file
+from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
 
 DATA = Path(__file__).parent / "data"
-QWEN = "Qwen/Qwen2.5-7B-Instruct"
-QWEN_COMMIT = "a09a35458c702b33eeacc393d103063234e8bc28"
-
-
-STAGED = ("config.json", "tokenizer.json", "model.safetensors")
-
-
-def stage_fake_snapshot(cache: Path, repo: str, commit: str, files: tuple[str, ...] = STAGED) -> Path:
-    """A Hugging Face cache entry laid out as snapshot_download leaves it (refs/main -> commit)."""
-    root = cache / f"models--{repo.replace('/', '--')}"
-    snapshot = root / "snapshots" / commit
-    snapshot.mkdir(parents=True)
-    for name in files:
-        (snapshot / name).write_text("{}")
-    (root / "refs").mkdir()
-    (root / "refs" / "main").write_text(commit)
-    return snapshot
 
 
 @pytest.mark.parametrize(

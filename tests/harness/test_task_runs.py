@@ -35,4 +35,6 @@ def test_math_and_code_run_end_to_end_with_a_judge_shield_and_attacks(make_confi
         assert summary["problems"] == 2 and summary["candidates"] == 4
         assert summary["oracle_accuracy"] == 1.0  # the references are correct, the plants are not
         assert summary["attacks_planted"] == 2 and summary["shield.violation_rate"] > 0
-        assert "checker_disagreements" in summary
+        # both math checkers agree on the references and the plants; code has one checker
+        assert summary["checker_disagreements"] == 0
+        assert not (result.output_dir / "checker_disagreements.jsonl").exists()

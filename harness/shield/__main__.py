@@ -3,6 +3,7 @@
     verify --graph G.json --trace T.json|DIR|T.jsonl [--facts F.json | --facts-db D.sqlite]
            [--deep-always] [--deep-sample-rate R] [--seed S] [--format json|text]
     check  --graph G.json [--format json|text]
+    import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; see importers.py)
 
 Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback).
 For a single trace file `--format json` prints the report object; for a directory or JSONL it prints
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from harness.errors import HarnessError
+from harness.shield import importers
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
@@ -49,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="static analysis of a state graph")
     check.add_argument("--graph", required=True)
     check.add_argument("--format", choices=("json", "text"), default="text")
+    importers.add_parser(commands)
     return parser
 
 
@@ -61,6 +64,8 @@ def _report_text(name: str, report: ShieldReport) -> str:
     lines = [head, f"  stages: {', '.join(report.stages_run)}"]
     for violation in report.violations:
         at = "" if violation.event_index is None else f" [event {violation.event_index}]"
+        if violation.source_index is not None:
+            at += f" [source message {violation.source_index}]"
         lines.append(f"  - {violation.stage}/{violation.kind}{at}: {violation.message}")
         if violation.values:
             lines.append(f"      values: {json.dumps(violation.values, default=str)[:300]}")
@@ -139,6 +144,8 @@ def _check(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "import":
+            return importers.run(args)
         return _verify(args) if args.command == "verify" else _check(args)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)

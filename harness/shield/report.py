@@ -61,6 +61,7 @@ class Violation(BaseModel):
     expression: str | None = None
     event_index: int | None = None
     values: dict[str, Any] = Field(default_factory=dict)
+    source_index: int | None = None  # the offending event's index in an imported transcript, if it has one
 
 
 class ShieldReport(BaseModel):

@@ -39,6 +39,8 @@ class TraceEvent(BaseModel):
     state_before: str | None = None
     state_after: str | None = None
     context: dict[str, Any] = Field(default_factory=dict)
+    # Where the event came from in an imported transcript (the message's index), carried into violations.
+    source_index: int | None = None
 
 
 class Trace(BaseModel):

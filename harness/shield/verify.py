@@ -72,6 +72,20 @@ def compliance(violations: list[Violation], options: VerifyOptions) -> float:
     return max(0.0, score)
 
 
+def locate_in_source(violations: list[Violation], trace: Trace) -> list[Violation]:
+    """Give each violation at an event that came from a transcript that event's `source_index`,
+    so a finding on an imported trace can be found in the original transcript."""
+    located = []
+    for violation in violations:
+        index = violation.event_index
+        if violation.source_index is None and index is not None and 0 <= index < len(trace.events):
+            source = trace.events[index].source_index
+            if source is not None:
+                violation = violation.model_copy(update={"source_index": source})
+        located.append(violation)
+    return located
+
+
 def verify(
     graph: StateGraph,
     trace: Trace,
@@ -103,6 +117,7 @@ def verify(
         stages.append("invariants")
         violations += check_invariants(compiled, trace, states, resolve_facts(facts))
         timings["invariants"] = (perf_counter() - after_path) * 1e3
+    violations = locate_in_source(violations, trace)
     flags = None
     if deep or violations:
         before_reward = perf_counter()

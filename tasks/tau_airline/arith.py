@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 
 ALLOWED_CHARACTERS = frozenset("0123456789+-*/(). ")
-MAX_LENGTH = 1000
+MAX_LENGTH = 500
 MAX_EXPONENT = 64
 MAX_MAGNITUDE = 1e300
 
@@ -63,5 +63,7 @@ def calculate(expression: str) -> str:
         return "Error: invalid syntax"
     except ZeroDivisionError:
         return "Error: division by zero"
+    except RecursionError:
+        return "Error: expression nested too deeply"
     except (ArithmeticRefused, OverflowError) as error:
         return f"Error: {error}"

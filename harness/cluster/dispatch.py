@@ -75,13 +75,6 @@ class Dispatcher:
     def done(self) -> bool:
         return len(self._complete) == len(self._sizes)
 
-    @property
-    def remaining(self) -> int:
-        return len(self._sizes) - len(self._complete)
-
-    def busy_seconds(self, replica: Replica) -> float:
-        return self._replicas[replica].busy_seconds
-
     def assignments(self, now: float) -> list[tuple[Replica, int]]:
         """New (replica, batch) submissions: queued batches into free slots, then tail steals."""
         made: list[tuple[Replica, int]] = []

@@ -6,12 +6,12 @@ Solving With the MATH Dataset", Hendrycks et al. 2021). Ids are `math500-<i>`, t
 
 A candidate's final answer is its last `\\boxed{...}` or a marked "The answer is ..." /
 "Final answer: ..." line (`extract_answer`). The anchor is Math-Verify's equivalence verdict,
-computed in worker processes with a hard cap (`check_answer`, `check_batch`, `CheckPool`); a plain
+computed in worker processes with a hard cap (`check_answer`, `CheckPool`); a plain
 SymPy check runs beside it and disagreements are reported in the outcome's details.
 `task.subset` takes `level=1,2;subject=Algebra` (see `subset`).
 """
 
-from tasks.math.checker import check_answer, check_batch, default_pool
+from tasks.math.checker import check_answer, default_pool
 from tasks.math.extract import extract_answer
 from tasks.math.loader import load
 from tasks.math.subset import MathSubset, parse_subset
@@ -22,7 +22,6 @@ __all__ = [
     "CheckPool",
     "MathSubset",
     "check_answer",
-    "check_batch",
     "default_pool",
     "extract_answer",
     "load",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from tasks.math.extract import extract_answer
@@ -61,8 +60,3 @@ def check_answer(gold: str, text: str, pool: CheckPool | None = None) -> AnchorO
         details["gold"] = gold
     return AnchorOutcome(correct, answer, "correct" if correct else "wrong_answer", details)
 
-
-def check_batch(pairs: Sequence[tuple[str, str]], pool: CheckPool | None = None) -> list[AnchorOutcome]:
-    """`check_answer` over (gold, text) pairs, in order, using all of the pool's workers at once."""
-    pool = pool or default_pool()
-    return pool.map(lambda pair: check_answer(pair[0], pair[1], pool), pairs)

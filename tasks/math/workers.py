@@ -17,8 +17,6 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Literal
@@ -139,11 +137,6 @@ class CheckPool:
             return result
         finally:
             self._idle.put(worker)
-
-    def map(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        """Apply `function` (which calls `self.call`) to items with one thread per worker."""
-        with ThreadPoolExecutor(max_workers=self._size) as threads:
-            return list(threads.map(function, items))
 
     def close(self) -> None:
         """Kill all worker processes; later calls raise."""

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tasks.math import CheckPool, check_answer, check_batch
+from tasks.math import CheckPool, check_answer
 from tasks.math.normalise import parse_answer, sympy_equivalent
 
 
@@ -97,8 +97,3 @@ def test_check_from_a_non_main_thread(pool: CheckPool) -> None:
     thread.start()
     thread.join(timeout=60)
     assert [outcome.outcome for outcome in results] == ["correct"]
-
-
-def test_check_batch_keeps_order(pool: CheckPool) -> None:
-    pairs = [("1", r"\boxed{1}"), ("2", r"\boxed{3}"), ("3", "no answer"), ("4", r"\boxed{4}")]
-    assert [o.outcome for o in check_batch(pairs, pool)] == ["correct", "wrong_answer", "no_answer", "correct"]

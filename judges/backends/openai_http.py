@@ -66,7 +66,7 @@ def _logsumexp(values: list[float]) -> float:
     return top + math.log(sum(math.exp(value - top) for value in values))
 
 
-def option_logprobs_from(top_logprobs: list[dict[str, Any]], options: Sequence[str]) -> dict[str, float]:
+def option_logprobs_by_text(top_logprobs: list[dict[str, Any]], options: Sequence[str]) -> dict[str, float]:
     """Per option, the logsumexp of the top tokens that match it after strip + lower-case.
 
     Options with no matching top token are omitted (their mass is unknown but below the top-k)."""
@@ -183,7 +183,7 @@ class OpenAIChatEngine:
         logprobs = None
         content = (choice.get("logprobs") or {}).get("content") or []
         if options and content and content[0].get("top_logprobs"):
-            logprobs = option_logprobs_from(content[0]["top_logprobs"], options)
+            logprobs = option_logprobs_by_text(content[0]["top_logprobs"], options)
         return (
             text,
             logprobs,

@@ -19,7 +19,7 @@ def variants(option: str) -> set[str]:
     return forms | {" " + form for form in forms}
 
 
-def option_logprobs_from(step_logprobs: Mapping[int, float], option_ids: Mapping[str, Sequence[int]]) -> dict[str, float]:
+def option_logprobs_by_id(step_logprobs: Mapping[int, float], option_ids: Mapping[str, Sequence[int]]) -> dict[str, float]:
     """Each option's log-probability mass: the log-sum-exp of its token ids' log-probabilities.
 
     `step_logprobs` maps token id to log-probability at one position (all of the vocabulary, the

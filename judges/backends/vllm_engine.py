@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.config import ModelConfig
 from harness.errors import HarnessError
-from judges.backends.options import option_logprobs_from, variants
+from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.runtime import require
 from judges.types import EngineRequest, EngineResult
 
@@ -140,7 +140,7 @@ class VllmEngine:
 
     def _read_verdict(self, output: Any, options: tuple[str, ...]) -> dict[str, float]:
         step = {int(token): float(entry.logprob) for token, entry in output.outputs[0].logprobs[0].items()}
-        return option_logprobs_from(step, self._tokens_for(options))
+        return option_logprobs_by_id(step, self._tokens_for(options))
 
     def _error(self, request: EngineRequest, prompt: list[int]) -> EngineResult | None:
         budget = len(prompt) + request.max_tokens + (len(self._encode(request.verdict_suffix)) if request.options else 0)

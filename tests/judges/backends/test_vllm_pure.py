@@ -11,7 +11,7 @@ import pytest
 from harness.config import ModelConfig
 from harness.errors import HarnessError
 from judges.backends import engine_spec
-from judges.backends.options import option_logprobs_from, variants
+from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.vllm_engine import cpu_memory_defaults, chat_messages, cpu_kv_cache_bytes
 from judges.hf_export import EXPORTER_VERSION, STAMP
 from judges.models import file_sha256, resolve_model_file
@@ -48,19 +48,19 @@ def test_option_mass_from_recorded_vllm_outputs(index: int) -> None:
     recorded = _recorded()
     option_ids = recorded["option_ids"]
     step = recorded["steps"][index]
-    exact = option_logprobs_from({int(k): v for k, v in step["by_ids"].items()}, option_ids)
-    top = option_logprobs_from({int(k): v for k, v in step["top20"].items()}, option_ids)
+    exact = option_logprobs_by_id({int(k): v for k, v in step["by_ids"].items()}, option_ids)
+    top = option_logprobs_by_id({int(k): v for k, v in step["top20"].items()}, option_ids)
     for option in option_ids:
         assert exact[option] == pytest.approx(step["expected"][option], abs=1e-9)
         assert top[option] <= exact[option] + 1e-9  # a top-k sees a subset of the variants
         assert top[option] == pytest.approx(exact[option], abs=0.05)  # ... but the ones that matter
-    only_top1 = option_logprobs_from({int(k): v for k, v in step["top1"].items()}, option_ids)
+    only_top1 = option_logprobs_by_id({int(k): v for k, v in step["top1"].items()}, option_ids)
     assert math.isinf(only_top1["Yes"]) and only_top1["Yes"] < 0  # no variant in the top-1: no mass
     assert math.isfinite(only_top1["No"])
 
 
 def test_option_mass_is_the_log_sum_of_its_variants() -> None:
-    result = option_logprobs_from({1: math.log(0.2), 2: math.log(0.1), 3: math.log(0.3)}, {"Yes": [1, 2], "No": [3, 4]})
+    result = option_logprobs_by_id({1: math.log(0.2), 2: math.log(0.1), 3: math.log(0.3)}, {"Yes": [1, 2], "No": [3, 4]})
     assert result == pytest.approx({"Yes": math.log(0.3), "No": math.log(0.3)})
 
 

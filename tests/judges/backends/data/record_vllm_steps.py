@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from harness.config import ModelConfig
-from judges.backends.options import option_logprobs_from
+from judges.backends.options import option_logprobs_by_id
 from judges.backends.vllm_engine import VllmEngine
 
 PROMPTS = ["Is 2+2=4? Answer Yes or No.", "Is 2+2=5? Answer Yes or No."]
@@ -44,7 +44,7 @@ if __name__ == "__main__":
                 "by_ids": ids,
                 "top20": top,
                 "top1": one,
-                "expected": option_logprobs_from({int(k): v for k, v in ids.items()}, option_ids),
+                "expected": option_logprobs_by_id({int(k): v for k, v in ids.items()}, option_ids),
             }
             for prompt, ids, top, one in zip(PROMPTS, by_ids, top20, top1)
         ],

@@ -9,7 +9,6 @@ directory) so that a later run can re-judge it with `pool=file` without a policy
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from tqdm import tqdm
 from harness.cache import CallCache
 from harness.config import PoolConfig
 from harness.errors import HarnessError
+from harness.pools import write_pool_file
 from judges.backends import engine_spec
 from judges.cached import CachedEngine, EngineStats
 from judges.executor import InlineExecutor
@@ -65,15 +65,5 @@ def generate_pool(
         if result.error is not None:
             raise HarnessError(f"pool=generate: the policy model could not answer {problem_id}: {result.error}")
         candidates.append(Candidate(problem_id, f"{config.generator.name}-s{sample}", result.text, config.generator.name, meta))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("w", encoding="utf-8") as handle:
-        for candidate in candidates:
-            line = {
-                "problem_id": candidate.problem_id,
-                "candidate_id": candidate.candidate_id,
-                "text": candidate.text,
-                "source": candidate.source,
-                "meta": dict(candidate.meta),
-            }
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    write_pool_file(output, candidates)
     return candidates, engine.stats

@@ -60,6 +60,22 @@ def read_pool_file(path: str | Path) -> list[Candidate]:
     return candidates
 
 
+def write_pool_file(path: Path, candidates: Sequence[Candidate]) -> Path:
+    """Write `candidates` as a pool file that `read_pool_file` reads back unchanged."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for candidate in candidates:
+            line = PoolLine(
+                problem_id=candidate.problem_id,
+                candidate_id=candidate.candidate_id,
+                text=candidate.text,
+                source=candidate.source,
+                meta=dict(candidate.meta),
+            )
+            handle.write(json.dumps(line.model_dump(), ensure_ascii=False) + "\n")
+    return path
+
+
 def select_run(
     problems: Sequence[PublicProblem],
     candidates: Sequence[Candidate],

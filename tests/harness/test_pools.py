@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.pools import read_pool_file, select_run
+from harness.pools import read_pool_file, select_run, write_pool_file
 from tasks.types import Candidate, PublicProblem
 
 
@@ -37,6 +37,13 @@ def test_bad_pool_lines_are_reported_with_line_and_field(tmp_path: Path, bad_lin
 def test_good_pool_reads_every_field(tmp_path: Path) -> None:
     [candidate] = read_pool_file(_write(tmp_path / "pool.jsonl", [GOOD, ""]))
     assert candidate == Candidate("p1", "a", "A: 1", "m", {"t": 0.7})
+
+
+def test_a_written_pool_reads_back_unchanged(tmp_path: Path) -> None:
+    candidates = [Candidate("p1", "a", "A: 1 \u00e9", "m", {"seed": 7}), Candidate("p2", "b", "A: 2")]
+    path = write_pool_file(tmp_path / "sub" / "pool.jsonl", candidates)
+    assert read_pool_file(path) == candidates
+    assert "\u00e9" in path.read_text(encoding="utf-8")  # text kept as written, not escaped
 
 
 def test_missing_and_empty_pool_files(tmp_path: Path) -> None:

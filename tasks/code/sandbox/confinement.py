@@ -53,5 +53,6 @@ def sandbox_root() -> str:
         pid = os.getpid()  # a forked copy of this process gets a root of its own
         if pid not in _roots:
             _roots[pid] = tempfile.mkdtemp(prefix="sandbox-root-")
+            os.chmod(_roots[pid], 0o711)  # jails run as other uids: they may traverse it, not list it
             atexit.register(shutil.rmtree, _roots[pid], True)
         return _roots[pid]

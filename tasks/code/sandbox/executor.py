@@ -1,59 +1,61 @@
-"""Run one candidate in a fresh sandbox process and judge what it reports.
+"""Run one candidate: its program in a fresh jail, the hidden test here, and judge what happened.
 
-Per run: a new process in its own session (process group), a fresh temporary working directory, a
-minimal environment, stdin carrying the job, and an evidence file opened by the parent and
-inherited as a descriptor. By default the process is forked from a warm fork server
-(`forkserver.py`, `_zygote.py`), which never sees the job and holds nothing of this process; with
-`launcher="exec"`, or when the server is unavailable, it is a fresh `python -I -S -B` interpreter.
-Either way the child gets the same descriptors, environment and isolation. The child unshares a
-network namespace when it can, sets rlimits, confines its filesystem access with Landlock (reads:
-the standard library; writes: its work dir, see `confinement.py`), and installs the audit hook
-before any candidate code runs (`_child.py`). The parent waits with a wall-clock timeout (no
-signals in the parent), then kills the whole process group, so anything the candidate left behind
-dies with it (`launch.py`). Exit status is never evidence.
+Per run: a fresh work dir (a size-limited tmpfs inside the jail), two fresh pipes, a stderr file,
+and a jail forked from the warm fork server (`launcher="fork_server"`) or from a one-shot server
+(`"exec"`, also the fallback when the warm one is unavailable or misses its start deadline). The
+jail loads the program and reports `ready`; the trusted test (`runner.py`) then calls the entry
+point through the channel (`channel.py`). One wall-clock deadline bounds the whole run, every wait
+included; when the test ends, or the deadline passes, the jail is told to end and then killed,
+and with it its whole PID namespace.
+
+The parent records what it observed itself, as events nothing in the jail can erase:
+  exit              the jail exited while the test still needed it (os._exit, posix._exit, a
+                    crash, C-level exit): the run fails
+  kernel_refusal    the kernel killed the jail for a forbidden system call (SIGSYS from seccomp)
+Exit status is never evidence of a pass.
 """
 
 from __future__ import annotations
 
-import fcntl
-import marshal
 import os
-import secrets
 import shutil
 import signal
 import tempfile
 import time
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
+from tasks.code.sandbox.channel import Channel, JailStopped
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
-from tasks.code.sandbox.evidence import judge_case, parse_evidence
-from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.forkserver import ForkServerError
-from tasks.code.sandbox.launch import environment, run_exec, run_forked
-from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
-
-_FORKED_EVIDENCE_FD = 3  # where `_zygote._become_child` puts the evidence descriptor
+from tasks.code.sandbox.instrument import InstrumentedTest, instrument
+from tasks.code.sandbox.launch import Jail, environment, start_exec, start_forked
+from tasks.code.sandbox.result import ExecutionResult, Outcome
+from tasks.code.sandbox.runner import CandidateFailure, CheckRun, run_check
 
 Launcher = Literal["fork_server", "exec"]
+Replay = Sequence[tuple[tuple[Any, ...], dict[str, Any]]]
 _STDERR_TAIL = 2000
+_END_GRACE_S = 1.0
+_KILL_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Per-run limits. Defaults fit HumanEval: 10 s wall, 10 s CPU, 1 GiB address space, 16 MiB
-    files, 64 descriptors. `unshare_network` asks for an empty network namespace (needs root or
-    CAP_SYS_ADMIN; the audit hook refuses sockets either way). `launcher` is "fork_server" (fast,
-    Linux with pidfds; falls back to "exec" where unavailable) or "exec" (a fresh interpreter per
-    run); the result's `details["launcher"]` says which ran. `confine_filesystem` limits what the
-    candidate can read to the standard library and shared libraries, and writes to its work dir
-    (Landlock, Linux 5.13+; `isolation` lists "landlock" when it applied)."""
+    """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
+    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 64 descriptors.
+    `unshare_network` asks for an empty network namespace. `launcher` is "fork_server" (fast;
+    falls back to "exec" where unavailable) or "exec" (a fresh one-shot server per run); the
+    result's `details["launcher"]` says which ran. `confine_filesystem` limits reads to the
+    standard library and shared libraries and writes to the work dir (Landlock)."""
 
     wall_s: float = 10.0
     cpu_s: int = 10
     memory_mb: int = 1024
     file_size_mb: int = 16
+    disk_mb: int = 64
     open_files: int = 64
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
@@ -64,134 +66,199 @@ class SandboxLimits:
             raise ValueError(f"SandboxLimits.launcher: {self.launcher!r} is not 'fork_server' or 'exec'")
 
 
-def run_tests(program: str, test_source: str, entry_point: str, limits: SandboxLimits = SandboxLimits()) -> ExecutionResult:
-    """Execute `program` (the candidate module) against a HumanEval-style `check(candidate)` test.
+def run_tests(
+    program: str,
+    test_source: str,
+    entry_point: str,
+    limits: SandboxLimits = SandboxLimits(),
+    *,
+    helpers: str = "",
+    min_cases: int = 1,
+    replay: Replay = (),
+) -> ExecutionResult:
+    """Execute `program` (the candidate module) in a jail against a HumanEval-style
+    `check(candidate)` test run here, with `helpers` (the prompt) as the test's pristine helpers.
 
-    Raises ValueError when the *test* has no instrumentable `check` (a data problem, not the
-    candidate's); everything the candidate does is reported in the result.
+    A pass needs at least `min_cases` asserts evaluated (`profile.measure` gives the number a
+    correct solution reaches). `replay` calls are made first, unjudged (the shield's hidden
+    inputs). Raises ValueError when the *test* has no instrumentable `check` (a data problem, not
+    the candidate's); everything the candidate does is reported in the result.
     """
-    return _run(program, instrument(test_source), entry_point, limits)
-
-
-def _run(program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits) -> ExecutionResult:
+    test = instrument(test_source)
     if limits.launcher == "fork_server":
         try:
-            return _attempt("fork_server", program, test, entry_point, limits)
+            return _attempt("fork_server", program, test, entry_point, limits, helpers, min_cases, replay)
         except ForkServerError:
-            pass  # unavailable or unresponsive: run it the slow way, with fresh files and work dir
-    return _attempt("exec", program, test, entry_point, limits)
+            pass  # unavailable or unresponsive: run it with a one-shot server instead
+    return _attempt("exec", program, test, entry_point, limits, helpers, min_cases, replay)
 
 
-def _attempt(launcher: Launcher, program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits) -> ExecutionResult:
-    workdir = tempfile.mkdtemp(prefix="sandbox-work-", dir=sandbox_root())
-    nonce = secrets.token_hex(16)
-    job = {
-        "nonce": nonce,
-        "evidence_fd": _FORKED_EVIDENCE_FD,
-        "program": program,
-        "tests": test.source,
-        "entry_point": entry_point,
-        "workdir": workdir,
-        "environment": environment(workdir),
-        "unshare_network": limits.unshare_network,
-        # fork server: reads were confined once in the server, the child narrows writes
-        "confinement": "none" if not limits.confine_filesystem else "full" if launcher == "exec" else "writes",
-        "readable_paths": list(readable_paths()) if limits.confine_filesystem and launcher == "exec" else None,
-        "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")},
-    }
+class _JailCaller:
+    """The runner's caller over a channel: one request, one reply, each value checked."""
+
+    def __init__(self, channel: Channel, calls: list[int | None]) -> None:
+        self.channel, self.calls = channel, calls
+        self.encode, self.reset = encoder()
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], case: int | None) -> Any:
+        call_id = len(self.calls)
+        self.calls.append(case)
+        self.reset()
+        try:
+            self.channel.send(["call", call_id, self.encode(tuple(args)), self.encode(dict(kwargs))])
+            reply = self.channel.receive()
+        except JailStopped as stopped:
+            raise CandidateFailure("stopped", str(stopped), stopped.kind) from None
+        if len(reply) == 3 and reply[0] == "return" and reply[1] == call_id:
+            try:
+                return decode(reply[2])
+            except WireError as error:
+                raise CandidateFailure("opaque", f"call {call_id} returned {error}") from None
+        if len(reply) == 4 and reply[0] == "raised" and reply[1] == call_id and type(reply[2]) is str and type(reply[3]) is str:
+            error_type = safe_text(reply[2], 100)
+            raise CandidateFailure("raised", f"{error_type}: {safe_text(reply[3])}", error_type)
+        raise CandidateFailure("stopped", f"protocol: unexpected reply to call {call_id}", "protocol")
+
+
+def _attempt(
+    launcher: Launcher, program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits,
+    helpers: str, min_cases: int, replay: Replay,
+) -> ExecutionResult:
     started = time.monotonic()
+    deadline = started + limits.wall_s
+    workdir = tempfile.mkdtemp(prefix="sandbox-work-", dir=sandbox_root())
+    policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
+    request_r, request_w = os.pipe2(os.O_CLOEXEC)
+    reply_r, reply_w = os.pipe2(os.O_CLOEXEC)
+    calls: list[int | None] = []
+    channel = Channel(request_w, reply_r, deadline, lambda call: calls[call] if 0 <= call < len(calls) else None)
+    jail: Jail | None = None
     try:
-        # Unnamed files, nothing to create or remove in a directory. The job travels on stdin in a
-        # file, not a pipe, so writing it never blocks on a child that does not read and the
-        # wall-clock limit covers everything. The evidence file is append-only.
-        with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as stderr, tempfile.TemporaryFile() as evidence:
-            evidence_fd = evidence.fileno()
-            fcntl.fcntl(evidence_fd, fcntl.F_SETFL, fcntl.fcntl(evidence_fd, fcntl.F_GETFL) | os.O_APPEND)
-            if launcher == "exec":
-                job["evidence_fd"] = evidence_fd  # Popen's pass_fds keeps the parent's number
-            job_file.write(marshal.dumps(job))
-            job_file.flush()
-            job_file.seek(0)
-            if launcher == "fork_server":
-                policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
-                returncode, timed_out = run_forked(job_file, stderr, evidence_fd, limits.wall_s, policy)
-            else:
-                returncode, timed_out = run_exec(job_file, stderr, evidence_fd, workdir, limits.wall_s)
+        with tempfile.TemporaryFile() as stderr:
+            try:
+                start = start_forked if launcher == "fork_server" else start_exec
+                jail = start(request_r, reply_w, stderr.fileno(), policy)
+            finally:
+                os.close(request_r)
+                os.close(reply_w)
+            job = {
+                "workdir": workdir,
+                "program": program,
+                "entry_point": entry_point,
+                "environment": environment(workdir),
+                "unshare_network": limits.unshare_network,
+                "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb")},
+            }
+            verdict = _Verdict(channel, min_cases)
+            verdict.run(job, test, helpers, entry_point, _JailCaller(channel, calls), replay)
+            _finish(channel, jail, verdict.stop_kind is None)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
-            stderr_tail = stderr.read().decode("utf-8", "replace")
-            evidence.seek(0)
-            raw = evidence.read()
+            stderr_tail = safe_text(stderr.read().decode("utf-8", "replace"), _STDERR_TAIL)
     finally:
+        if jail is not None and jail.returncode is None:
+            jail.kill()
+        channel.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    duration = time.monotonic() - started
-    return _judge(raw, nonce, test, returncode, timed_out, duration, stderr_tail, launcher)
+    return verdict.result(jail.returncode, time.monotonic() - started, stderr_tail, launcher)
 
 
-def _judge(
-    raw: bytes,
-    nonce: str,
-    test: InstrumentedTest,
-    returncode: int | None,
-    timed_out: bool,
-    duration: float,
-    stderr_tail: str,
-    launcher: str,
-) -> ExecutionResult:
-    evidence = parse_evidence(raw, nonce)
-    isolation: tuple[str, ...] = ()
-    events: list[dict[str, Any]] = []
-    cases: list[CaseResult] = []
-    aborts: list[str] = []
-    done: int | None = None
-    malformed = evidence.forged_lines
-    for record in evidence.records:
+def _finish(channel: Channel, jail: Jail, answering: bool) -> None:
+    """Tell a jail that still answers to end; kill it if it does not, or did not answer."""
+    if answering:
         try:
-            kind = record[0]
-            if kind == "isolation" and not isolation:
-                isolation = tuple(str(name) for name in record[1])
-            elif kind == "event":
-                events.append({"kind": str(record[1]), "detail": str(record[2]), "test_index": record[3]})
-            elif kind == "case" and done is None:
-                if record[1] != len(cases):
-                    malformed += 1
-                cases.append(judge_case(record, test.sites))
-            elif kind == "abort":
-                aborts.append(f"{record[1]}: {record[2]}: {record[3]}")
-            elif kind == "done" and done is None:
-                done = int(record[1])
-            else:
-                malformed += 1
-        except (IndexError, TypeError, ValueError, KeyError):
-            malformed += 1
+            channel.send(["end"])
+        except JailStopped:
+            pass  # it ended on its own
+    if not (answering and jail.wait(_END_GRACE_S)):
+        jail.kill()
+        jail.wait(_KILL_GRACE_S)
 
-    def result(outcome: Outcome, reason: str) -> ExecutionResult:
+
+class _Verdict:
+    """Drives one run through the channel and decides its outcome from what the parent saw."""
+
+    def __init__(self, channel: Channel, min_cases: int) -> None:
+        self.channel, self.min_cases = channel, max(1, min_cases)
+        self.isolation: tuple[str, ...] = ()
+        self.abort: str | None = None
+        self.abort_phase: str | None = None
+        self.stop_kind: str | None = None
+        self.stop_detail = ""
+        self.check = CheckRun()
+
+    def run(self, job: dict[str, Any], test: InstrumentedTest, helpers: str, entry_point: str, caller: _JailCaller, replay: Replay) -> None:
+        try:
+            self.channel.send(["job", job])
+            first = self.channel.receive()
+            if first[0] != "isolation" or len(first) != 2 or type(first[1]) is not list:
+                raise JailStopped("protocol", "no isolation record")
+            self.isolation = tuple(sorted(safe_text(name, 40) for name in first[1] if type(name) is str))
+            loaded = self.channel.receive()
+        except JailStopped as stopped:
+            self.stop_kind, self.stop_detail = stopped.kind, stopped.detail
+            return
+        if loaded[0] == "abort" and len(loaded) == 4 and all(type(part) is str for part in loaded[1:]):
+            self.abort_phase = safe_text(loaded[1], 20)
+            self.abort = f"{self.abort_phase}: {safe_text(loaded[2], 100)}: {safe_text(loaded[3])}"
+            return
+        if loaded != ["ready"]:
+            self.stop_kind, self.stop_detail = "protocol", "no ready record"
+            return
+        self.check = run_check(test, helpers, entry_point, caller, replay)
+        if self.check.stopped is not None:
+            self.stop_kind, self.stop_detail = self.check.stopped.error_type, self.check.stopped.reason
+
+    def result(self, returncode: int | None, duration: float, stderr_tail: str, launcher: str) -> ExecutionResult:
+        cases = self.check.cases
+        test_index = len(cases) - 1 if cases else None
+        if returncode == -signal.SIGSYS:
+            self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
+        elif self.stop_kind == "exited" and returncode is not None:
+            self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
+        outcome, reason = self._decide(returncode)
+        details = {
+            "launcher": launcher,
+            "aborts": [self.abort] if self.abort else [],
+            "abort_phase": self.abort_phase,
+            "event_counts": dict(self.channel.event_counts),
+            "calls": self.check.calls,
+            "min_cases": self.min_cases,
+        }
         return ExecutionResult(
-            outcome, reason, tuple(cases), tuple(events), round(duration, 4), isolation, returncode, stderr_tail,
-            {"aborts": aborts, "malformed_records": malformed, "launcher": launcher},
+            outcome, reason, tuple(cases), tuple(self.channel.events), round(duration, 4), self.isolation, returncode,
+            stderr_tail, details,
         )
 
-    errors = [c.error or "" for c in cases] + aborts
-    if timed_out or returncode == -signal.SIGXCPU:
-        return result("timeout", "wall-clock limit" if timed_out else "CPU-time limit")
-    if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
-        return result("memory_exceeded", "address-space limit")
-    if malformed:
-        return result("error", f"{malformed} evidence records without the run's nonce or out of order")
-    if done is None:
-        return result("error", f"no completion record (process exited with status {returncode})")
-    if done != len(cases):
-        return result("error", f"completion record claims {done} cases, {len(cases)} reported")
-    seen = Counter(case.site for case in cases)
-    missing = [s.index for s in test.sites if s.straight_line and seen[s.index] != 1]
-    if aborts:
-        return result("error", aborts[0])
-    if missing:
-        return result("error", f"asserts {missing} were not each reported exactly once")
-    failed = [case for case in cases if not case.passed]
-    if any(case.error and not case.values for case in failed):
-        first = next(case for case in failed if case.error and not case.values)
-        return result("error", f"case {first.index} raised {first.error}")
-    if failed:
-        return result("wrong_answer", f"case {failed[0].index} (assert #{failed[0].site}) failed {failed[0].error or ''}".strip())
-    return result("pass", f"{len(cases)} cases reported and checked")
+    def _decide(self, returncode: int | None) -> tuple[Outcome, str]:
+        failure = self.check.failure
+        errors = [self.abort or "", failure.reason if failure else ""]
+        if self.stop_kind == "timeout" or returncode == -signal.SIGXCPU:
+            return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
+        if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
+            return "memory_exceeded", "address-space limit"
+        if returncode == -signal.SIGSYS:
+            return "error", "the kernel killed the jail for a forbidden system call"
+        if self.stop_kind is not None:
+            return "error", f"the jail stopped answering ({self.stop_kind}: {self.stop_detail}), status {returncode}"
+        if self.abort:
+            return "error", self.abort
+        cases = self.check.cases
+        if failure is not None and failure.kind == "raised":
+            at = f"case {failure_case(cases)} " if cases else ""
+            return "error", f"{at}raised {failure.reason}"
+        if failure is not None:
+            return "wrong_answer", f"case {failure_case(cases)}: {failure.reason}"
+        if self.check.assertion_failed or self.check.test_error:
+            if not cases:
+                return "error", f"the hidden test raised {self.check.test_error or 'AssertionError'} before any assert"
+            last = cases[-1]
+            return "wrong_answer", f"case {last.index} (assert #{last.site}, line {last.line}) failed: {last.error}"
+        if len(cases) < self.min_cases:
+            return "error", f"{len(cases)} asserts ran; a correct solution makes {self.min_cases} run"
+        return "pass", f"{len(cases)} asserts ran and held"
+
+
+def failure_case(cases: Sequence[Any]) -> int | None:
+    """The index of the first failed case."""
+    return next((case.index for case in cases if not case.passed), None)

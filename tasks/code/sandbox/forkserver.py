@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _ZYGOTE = Path(__file__).with_name("_zygote.py")
-_START_TIMEOUT_S = 10.0
+_START_TIMEOUT_S = 3.0  # a fork takes milliseconds; a server this late is stopped or wedged
 _MAX_MESSAGE = 256
 
 Policy = tuple[str, tuple[str, ...]] | None  # (sandbox root, readable paths), or no confinement
@@ -89,8 +89,10 @@ class ForkServer:
         self.alive = True
         threading.Thread(target=self._read, name="sandbox-fork-server", daemon=True).start()
 
-    def run(self, stdin_fd: int, stderr_fd: int, evidence_fd: int) -> ForkedRun:
-        """Fork a child reading its job from `stdin_fd`; the descriptors are duplicated, not taken."""
+    def run(self, request_fd: int, reply_fd: int, stderr_fd: int) -> ForkedRun:
+        """Fork a jail on the request pipe's read end and the reply pipe's write end; the
+        descriptors are duplicated, not taken. A server that misses the start deadline (stopped,
+        wedged) is killed, so the next run starts a fresh one."""
         job_id = str(next(self._ids))
         run = _Run()
         with self._lock:
@@ -98,16 +100,16 @@ class ForkServer:
                 raise ForkServerError("the fork server has exited")
             self._runs[job_id] = run
             try:
-                fds = array.array("i", (stdin_fd, stderr_fd, evidence_fd)).tobytes()
+                fds = array.array("i", (request_fd, reply_fd, stderr_fd)).tobytes()
                 self._socket.sendmsg([f"run {job_id}".encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             except OSError as error:
                 self._runs.pop(job_id, None)
                 raise ForkServerError(f"cannot reach the fork server: {error}") from error
         if not run.started.wait(_START_TIMEOUT_S) or run.pid is None:
-            # The server handles messages in order, so a fork that happens late dies right after.
-            self.kill(job_id)
             self._forget(job_id)
-            raise ForkServerError(run.failure or "the fork server did not start the run")
+            if run.failure is None:  # no answer at all: the server is not working, replace it
+                self.terminate()
+            raise ForkServerError(run.failure or "the fork server missed its start deadline")
         return ForkedRun(self, job_id, run)
 
     def kill(self, job_id: str) -> None:
@@ -117,6 +119,13 @@ class ForkServer:
                     self._socket.send(f"kill {job_id}".encode())
                 except OSError:
                     pass  # the server is gone, and its children were killed as it went
+
+    def terminate(self) -> None:
+        """Kill the server at once (its jails die by their parent-death signal) and mark it dead."""
+        with self._lock:
+            self.alive = False
+        self._process.kill()
+        self.close()
 
     def close(self) -> None:
         """Stop the server; it kills any child still running before it exits."""

@@ -1,92 +1,104 @@
-"""Start one sandbox child and wait for it: forked from the fork server, or a fresh interpreter.
+"""Start one jail: forked from the warm fork server, or from a fresh one-shot server process.
 
-Both give the child the same things: its job on stdin (an unnamed file), stdout to /dev/null,
-stderr and the evidence file as descriptors, its own session, a minimal environment (set by the
-child from the job under the fork server). Both wait without polling (an event from the server's
-reader thread, or a pidfd) and kill the child's whole process group on timeout, so nothing the
-candidate started outlives its run. Each returns (returncode, timed out); returncode is Popen-style
-(negative: killed by that signal), None when the fork server died before reporting it.
+Both give the jail the same things (see `_zygote.py`): the request pipe's read end, the reply
+pipe's write end, stderr, its own PID namespace, session and uid where the platform allows. Each
+returns a handle to wait on (an event from the server's reader thread, or a pidfd: no polling, no
+signals in this process) and to kill; `returncode` is Popen-style (negative: killed by that
+signal), None when the fork server died before reporting it.
 """
 
 from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import Protocol
 
 from tasks.code.sandbox import forkserver
 
-_CHILD = Path(__file__).with_name("_child.py")
-KILL_GRACE_S = 5.0
+_ZYGOTE = Path(__file__).with_name("_zygote.py")
+
+
+class Jail(Protocol):
+    """A started jail process."""
+
+    def wait(self, timeout_s: float) -> bool: ...
+
+    def kill(self) -> None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
 
 
 def environment(workdir: str) -> dict[str, str]:
-    """The child's whole environment."""
+    """The jail's whole environment."""
     return {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
 
 
-def run_forked(
-    job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, wall_s: float, policy: forkserver.Policy
-) -> tuple[int | None, bool]:
-    """Fork the child from the warm server for `policy`. The server kills the child's process
-    group when it exits, and on timeout when asked. Raises ForkServerError when it cannot start."""
-    run = forkserver.shared(policy).run(job_file.fileno(), stderr.fileno(), evidence_fd)
-    if run.wait(wall_s):
-        return run.returncode, False
-    run.kill()
-    run.wait(KILL_GRACE_S)
-    return run.returncode, True
+def policy_text(policy: forkserver.Policy) -> bytes:
+    """The confinement policy as the server reads it on stdin: root, then readable paths, NUL-separated."""
+    return "\0".join([policy[0], *policy[1]]).encode() if policy else b""
 
 
-def run_exec(job_file: IO[bytes], stderr: IO[bytes], evidence_fd: int, workdir: str, wall_s: float) -> tuple[int | None, bool]:
-    """Start the child as a fresh `python -I -S -B _child.py` (no fork server)."""
-    process = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-B", str(_CHILD)],
-        stdin=job_file,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        cwd=workdir,
-        env=environment(workdir),
-        pass_fds=(evidence_fd,),
-        start_new_session=True,
-    )
-    try:
-        timed_out = not _wait_exit(process, wall_s)
-    finally:
-        _kill_group(process)
-        process.wait()
-    return process.returncode, timed_out
+def start_forked(request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy) -> Jail:
+    """Fork the jail from the warm server for `policy`; ForkServerError when it cannot."""
+    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the group is already gone
+class _OneShot:
+    """A one-shot server (`_zygote.py --once`): its exit status is its jail's."""
 
+    def __init__(self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), "--once", str(request_fd), str(reply_fd), str(stderr_fd)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr_fd,
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            pass_fds=(request_fd, reply_fd, stderr_fd),
+            start_new_session=True,
+        )
+        assert self.process.stdin is not None  # stdin=PIPE
+        with self.process.stdin as pipe:
+            pipe.write(policy_text(policy))
 
-def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Block until the child exits or `timeout_s` passes; True when it exited.
-
-    `Popen.wait(timeout)` polls with sleeps that grow to 50 ms, which cost more than the whole
-    sandboxed run; a pidfd wakes us the moment the child exits. The fallback (no pidfd: non-Linux
-    or kernels before 5.3) is that polling wait.
-    """
-    try:
-        pidfd = os.pidfd_open(process.pid)
-    except (AttributeError, OSError):
+    def wait(self, timeout_s: float) -> bool:
+        """Block until the server exits or `timeout_s` passes, on a pidfd (Popen.wait polls)."""
+        if self.process.poll() is not None:
+            return True
         try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        return bool(poller.poll(max(0, int(timeout_s * 1000))))
-    finally:
-        os.close(pidfd)
+            pidfd = os.pidfd_open(self.process.pid)
+        except OSError:
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            exited = bool(poller.poll(max(0, int(timeout_s * 1000))))
+        finally:
+            os.close(pidfd)
+        if exited:
+            self.process.wait()
+        return exited
+
+    def kill(self) -> None:
+        """Kill the server; its jail dies by its parent-death signal, taking its namespace along."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+    @property
+    def returncode(self) -> int | None:
+        code = self.process.returncode
+        return None if code is None else -(code - 128) if code > 128 else code
+
+
+def start_exec(request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy) -> Jail:
+    """Start a fresh one-shot server that forks one jail (no warm server involved)."""
+    return _OneShot(request_fd, reply_fd, stderr_fd, policy)

@@ -10,24 +10,28 @@ Outcome = Literal["pass", "wrong_answer", "error", "timeout", "memory_exceeded"]
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One reported test case: which assert, the tagged values the sandbox saw, and the verdict."""
+    """One evaluated assert of the hidden test: its position, which assert (`site`, at source
+    `line`), whether it held, the first few answers the candidate gave for it (as safe text), and
+    why it failed."""
 
     index: int
     site: int
     passed: bool
-    values: tuple[Any, ...] = ()
+    returned: tuple[str, ...] = ()
     error: str | None = None
+    line: int = 0
 
 
 @dataclass(frozen=True)
 class ExecutionResult:
     """A judged sandbox run.
 
-    `outcome` is "pass" only with positive evidence: every case reported under the run's nonce,
-    the final count matching, every straight-line assert seen, and every comparison true in the
-    parent. `reason` says why anything else was decided. `audit_events` are plain dicts
-    `{"kind", "detail", "test_index"}` (kinds are listed in `_hook.py`); `isolation` names what
-    applied ("netns", "landlock", "audit_hook", "rlimits").
+    `outcome` is "pass" only on positive evidence observed in the trusted parent: the program
+    loaded in the jail, the hidden test ran to its end with every assert holding on plain values,
+    no call failed, and at least as many asserts ran as a correct solution makes run. `reason`
+    says why anything else was decided. `audit_events` are plain dicts `{"kind", "detail",
+    "test_index"}` (kinds are listed in `_hook.py` and `executor.py`); `isolation` names the
+    measures that really applied (`isolation.py`).
     """
 
     outcome: Outcome

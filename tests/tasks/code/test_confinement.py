@@ -76,8 +76,7 @@ def _sandbox_module(name: str) -> ModuleType:
 def test_hook_refuses_reads_outside_the_readable_paths_even_without_landlock(tmp_path: Path) -> None:
     hook_module, landlock = _sandbox_module("_hook"), _sandbox_module("_landlock")
     events: list[str] = []
-    state = {"test_index": None, "in_hook": False}
-    hook = hook_module.make_hook(lambda kind, detail: events.append(kind), state, str(tmp_path), landlock.prefixes(readable_paths()))
+    hook = hook_module.make_hook(lambda kind, detail: events.append(kind), str(tmp_path), landlock.prefixes(readable_paths()))
     hook("open", (str(STDLIB_FILE), "r", os.O_RDONLY))
     hook("open", (str(tmp_path / "scratch"), "w", os.O_WRONLY))
     with pytest.raises(PermissionError, match="sandbox refused"):

@@ -1,0 +1,263 @@
+"""The jail (untrusted side): the process that holds the candidate, and nothing else.
+
+Forked by the fork server (`_zygote.py`), as PID 1 of a fresh PID namespace when it runs as root.
+Standard library only, and nothing here decides pass or fail: the hidden test runs in the trusted
+parent (`runner.py`), which calls the candidate's entry point through this process over a channel
+of two pipes carrying `_wire` records. The jail holds the read end of the request pipe and the
+write end of the reply pipe: it can neither read what it sent nor write what the parent sends, and
+it never sees the test, its expected values or the parent's ends.
+
+Setup, in order, before any candidate code (each measure named in the `isolation` record only when
+it really applied; `isolation.py` lists them all):
+  pidns           PID 1 of its own PID namespace (done by the fork server): when it exits, the
+                  kernel kills everything left in the namespace, and no pid outside is visible
+  netns           an empty network namespace
+  tmpfs_workdir   a private mount namespace with a size-limited tmpfs on the work dir: the
+                  aggregate disk cap (RLIMIT_FSIZE bounds each file, not their sum)
+  unprivileged_uid  an unprivileged uid and gid of its own, no supplementary groups, an empty
+                  capability bounding set and no capabilities, not dumpable
+  rlimits         CPU seconds, address space, file size, open files, no core dumps
+  landlock        reads only the standard library and shared libraries, writes only the work dir
+                  (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets
+                  outside its own domain (`landlock_signal_scope`)
+  stdin_devnull   fd 0 is /dev/null (the job arrived on the request pipe, which is drained)
+  write_only_channel  the reply descriptor is the write end of a pipe (no reading, seeking or truncating)
+  seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no signals outside the jail
+  audit_hook      `_hook.py`: records and refuses what the shield must see
+Records sent (see `_wire.py` for values):
+  ["isolation", [names]]  ["ready"] | ["abort", phase, type, message]   phase: program | entry_point
+  ["event", kind, detail, call_id]   ["return", call_id, value]   ["raised", call_id, type, message]
+Requests read: ["job", {...}] once, then ["call", call_id, args, kwargs] ... ["end"].
+"""
+
+import _signal  # the C module: `signal` would import enum
+import atexit
+import builtins
+import ctypes
+import fcntl
+import os
+import resource
+import sys
+
+import _hook
+import _landlock
+import _seccomp
+import _wire
+
+_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC, _CLONE_NEWUTS = 0x00020000, 0x40000000, 0x08000000, 0x04000000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
+_READ_CHUNK = 1 << 16
+
+
+def _set_limits(limits):
+    """CPU seconds, address space, file size, open files, no core dumps; SIGXFSZ becomes EFBIG."""
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    memory = limits["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    size = limits["file_size_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+
+
+def _namespaces(libc, workdir, disk_mb, network, plan):
+    """Network, mount, IPC and UTS namespaces, a tmpfs of `disk_mb` on the work dir, and the
+    standard library exposed to other uids (`_expose`); the names of what applied."""
+    applied = []
+    if network and libc.unshare(_CLONE_NEWNET) == 0:
+        applied.append("netns")
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0:
+        return applied, False
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return applied, False
+    options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
+    if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
+        applied.append("tmpfs_workdir")
+    return applied, _expose(libc, plan)
+
+
+def exposure_plan(readable):
+    """[(hidden, exposed)]: for readable paths below a directory that other users cannot
+    traverse (a Python under /root), that directory and the one path below it to re-expose.
+    Computed once by the fork server; applied per jail by `_expose`."""
+    below = {}
+    for path in readable:
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            continue
+        parts = real.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:depth])
+            if not os.stat(ancestor).st_mode & 0o001:
+                below.setdefault(ancestor, []).append(real)
+                break
+    plan = []
+    for hidden, paths in below.items():
+        common = os.path.commonpath(paths)
+        plan.append((hidden, common if os.path.isdir(common) else os.path.dirname(common)))
+    return plan
+
+
+def _expose(libc, plan):
+    """In the jail's mount namespace: cover each hidden directory with an empty, traversable
+    tmpfs and bind the readable part back at its own path, so an unprivileged uid can import
+    the standard library without being able to traverse anything else there."""
+    for hidden, exposed in plan:
+        source = os.open(exposed, os.O_PATH | os.O_CLOEXEC)
+        try:
+            if libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755") != 0:
+                return False
+            os.makedirs(exposed, mode=0o755, exist_ok=True)
+            if libc.mount(f"/proc/self/fd/{source}".encode(), exposed.encode(), None, _MS_BIND | _MS_REC, None) != 0:
+                return False
+        finally:
+            os.close(source)
+    return True
+
+
+def _drop_privileges(libc, uid, workdir):
+    """Become `uid`/`uid` with no groups and no capabilities; True when that holds afterwards."""
+    if os.geteuid() != 0:
+        return False
+    os.chown(workdir, uid, uid)
+    for capability in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            break  # past the last capability this kernel knows
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)  # after setresuid, which clears it
+    with open("/proc/self/status") as status:
+        capabilities = [line.split()[1] for line in status if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))]
+    return os.getresuid() == (uid, uid, uid) and os.getgroups() == [] and set(capabilities) == {"0000000000000000"}
+
+
+class _Requests:
+    """Lines from the request pipe, one record at a time."""
+
+    def __init__(self, fd):
+        self.fd, self.buffer = fd, b""
+
+    def next(self):
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, _READ_CHUNK)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return _wire.loads(line)
+
+
+def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):
+    """The jail's whole life; always ends in os._exit (atexit handlers and IO teardown never run)."""
+    _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
+    qualname = type.__dict__["__qualname__"].__get__
+    _base_exception, _system_exit = BaseException, SystemExit
+    requests = _Requests(request_fd)
+    job = requests.next()[1]
+    current_call = [None]
+
+    def send(record):
+        data = _dumps(record)
+        while data:
+            data = data[_write(reply_fd, data):]
+
+    def event(kind, detail):
+        send(["event", kind, detail[:300], current_call[0]])
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    workdir = os.path.realpath(job["workdir"])
+    isolation = ["pidns"] if in_pidns else []
+    exposed = False
+    if os.geteuid() == 0:
+        applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["unshare_network"], plan)
+        isolation += applied
+    os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
+    if exposed and _drop_privileges(libc, uid, workdir):  # without the exposure it could not import
+        isolation.append("unprivileged_uid")
+    _set_limits(job["limits"])
+    if ruleset_fd >= 0 and _landlock.restrict(ruleset_fd):
+        isolation.append("landlock")
+    if ruleset_fd >= 0:
+        os.close(ruleset_fd)
+        isolation += _landlock.confine_jail(workdir)
+    os.environ.clear()  # forked from the fork server, the jail starts with the server's environment
+    os.environ.update(job["environment"])
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    if os.read(0, 1) == b"":
+        isolation.append("stdin_devnull")
+    mode = os.fstat(reply_fd).st_mode
+    if (os.O_ACCMODE & fcntl.fcntl(reply_fd, fcntl.F_GETFL)) == os.O_WRONLY and (mode & 0o170000) == 0o010000:
+        isolation.append("write_only_channel")
+    readable = readable_prefixes if "landlock" in isolation else None
+    if _seccomp.install():
+        isolation.append("seccomp")
+    hook = _hook.make_hook(event, workdir, readable)
+    sys.addaudithook(hook)
+    del hook
+    isolation += ["audit_hook", "rlimits"]
+    send(["isolation", isolation])
+    _record_exit_calls(event)
+    original_excepthook = sys.excepthook
+    encode, reset = _wire.encoder()
+
+    def describe(error):
+        try:
+            return _wire.safe_text(_str(error))
+        except _base_exception:  # a hostile __str__ must not break reporting
+            return "<unprintable>"
+
+    def raised(error):
+        if isinstance(error, _system_exit):
+            event("exit", "SystemExit(" + describe(error)[:40] + ")")
+        return qualname(_type(error))[:100], describe(error)
+
+    namespace = {"__name__": "__candidate__", "__builtins__": builtins}
+    try:
+        exec(compile(job["program"], "<candidate>", "exec"), namespace)
+    except _base_exception as error:  # the candidate's failure is data, never the jail's crash
+        send(["abort", "program", *raised(error)])
+        _exit(0)
+    entry = namespace.get(job["entry_point"])
+    if not callable(entry):
+        send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
+        _exit(0)
+    send(["ready"])
+    while True:
+        request = requests.next()
+        if request is None or request[0] != "call":
+            _exit(0)
+        _, call_id, args, kwargs = request
+        current_call[0] = call_id
+        reset()
+        try:
+            value = entry(*_wire.decode(args), **_wire.decode(kwargs))
+            reply = ["return", call_id, encode(value)]
+        except _base_exception as error:
+            reply = ["raised", call_id, *raised(error)]
+        if sys.excepthook is not original_excepthook:
+            event("hook_patch", "sys.excepthook replaced")
+            original_excepthook = sys.excepthook
+        current_call[0] = None
+        send(reply)
+
+
+def _record_exit_calls(event):
+    """os._exit and atexit.register leave an event; the parent also sees the jail's exit itself."""
+    real_exit, real_register = os._exit, atexit.register
+
+    def exit_recorder(status=0):
+        event("exit", "os._exit(" + _hook.make_text()(status) + ")")
+        real_exit(status)
+
+    def register_recorder(function, *args, **kwargs):
+        event("hook_patch", "atexit.register")
+        return real_register(function, *args, **kwargs)
+
+    os._exit = exit_recorder
+    atexit.register = register_recorder

@@ -1,0 +1,91 @@
+"""The jail's system-call filter (untrusted side, standard library only), built with libseccomp.
+
+Installed last, after every other measure, so nothing of the jail's own setup needs what it
+denies. It holds even if the candidate gets past the audit hook:
+- fatal (the kernel kills the whole jail with SIGSYS, which the trusted parent records as a
+  `kernel_refusal` event that nothing in the jail can erase): a new process (fork, vfork, clone
+  without CLONE_THREAD), exec, ptrace and cross-process memory access, and any signal to a process
+  other than the jail itself (kill/tgkill/rt_sigqueueinfo to a pid other than 1, which is the jail
+  in its own PID namespace; tkill; pidfd_send_signal);
+- refused with EPERM: changing namespaces, mounts or root, installing signal handlers (a handler
+  receives the interrupted frame), io_uring (its operations bypass this filter), BPF, perf,
+  userfaultfd, keyrings, kernel modules and the like;
+- clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
+  (threads stay possible: clone with CLONE_THREAD is allowed).
+`install()` returns False when libseccomp or the kernel's seccomp is unavailable.
+"""
+
+import ctypes
+import errno
+
+_ALLOW = 0x7FFF0000
+_KILL_PROCESS = 0x80000000
+_CLONE_THREAD = 0x00010000
+_CMP_NE, _CMP_MASKED_EQ = 1, 7
+
+_FATAL = ("fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "tkill",
+          "pidfd_send_signal", "pidfd_getfd")
+_SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
+_REFUSED = (
+    "rt_sigaction", "sigaltstack", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "mount_setattr",
+    "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+    "open_by_handle_at", "name_to_handle_at", "init_module", "finit_module", "delete_module", "kexec_load",
+    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "pidfd_open", "personality",
+    "seccomp", "landlock_create_ruleset", "memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
+    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset",
+)
+
+
+def _errno(code):
+    return 0x00050000 | (code & 0xFFFF)
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+_library = []
+
+
+def library():
+    """libseccomp, loaded once (the fork server loads it before any fork); None when absent."""
+    if not _library:
+        try:
+            _library.append(ctypes.CDLL("libseccomp.so.2", use_errno=True))
+        except OSError:
+            _library.append(None)
+    return _library[0]
+
+
+def install():
+    """Load the filter into this process (and threads it starts later); False when unavailable."""
+    lib = library()
+    if lib is None:
+        return False
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    context = lib.seccomp_init(_ALLOW)
+    if not context:
+        return False
+
+    def rule(action, syscall, *comparisons):
+        number = lib.seccomp_syscall_resolve_name(syscall.encode())
+        if number < 0:
+            return True  # a system call this architecture does not have
+        array = (_ArgCmp * max(1, len(comparisons)))(*comparisons)
+        return lib.seccomp_rule_add_array(context, action, number, len(comparisons), array) == 0
+
+    try:
+        rules = [rule(_KILL_PROCESS, name) for name in _FATAL]
+        rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, 1, 0)) for name in _SELF_ONLY]
+        rules += [rule(_KILL_PROCESS, "clone", _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
+        rules += [rule(_errno(errno.ENOSYS), "clone3")]
+        rules += [rule(_errno(errno.EPERM), name) for name in _REFUSED]
+        return all(rules) and lib.seccomp_load(context) == 0
+    finally:
+        lib.seccomp_release(context)

@@ -1,0 +1,169 @@
+"""The channel's wire format, used on both sides (standard library only: the jail imports it too).
+
+Only plain values cross between the trusted test and the jail, each as a type-tagged JSON value
+built by exact type (`type(x) is int`), so a subclass, a forged `__eq__` or an object lying about
+`__class__` can never arrive as a builtin; the encoder never calls a method of the value it
+encodes (no `__repr__`, `__iter__` or `__eq__` of the candidate's classes runs).
+
+  ["n"]  None          ["b", true]  bool       ["i", 5] int      ["h", "-0x1f..."] big int (hex:
+  ["f", "0.1"] float (repr, so nan/inf/-0.0 survive)     ["s", "text"] str       no digit limit)
+  ["y", "00ff"] bytes  ["l", [...]] list  ["t", [...]] tuple  ["S", [...]] set  ["F", [...]] frozenset
+  ["d", [[k, v], ...]] dict      ["o", "TypeName"] anything else (opaque: never decodes)
+  ["x"] over the size budget (never decodes)
+
+A record is one JSON array per line. Decoding is bounded: a line is at most `MAX_LINE` bytes, a
+value at most `MAX_DEPTH` deep and `MAX_ITEMS` items, an int at most `MAX_INT_HEX` hex digits,
+and every failure is a `WireError` (never an OverflowError, RecursionError or MemoryError
+escaping to the caller). `safe_text` makes any text printable and encodable (lone surrogates,
+control bytes) before it reaches a report.
+"""
+
+import json
+
+MAX_DEPTH = 50
+MAX_ITEMS = 200_000
+MAX_TEXT = 1_000_000
+MAX_INT_HEX = 20_000
+MAX_LINE = 16 * 1024 * 1024
+_SMALL_INT = 1 << 62
+
+_dumps = json.JSONEncoder(ensure_ascii=True, check_circular=False, allow_nan=False, separators=(",", ":")).encode
+_loads = json.JSONDecoder().decode
+
+
+class WireError(ValueError):
+    """A record or value that is not well-formed, or over a bound."""
+
+
+def encoder():
+    """(encode, reset): `encode(value)` tags a value; `reset()` restores the item budget.
+
+    Bound methods and types are captured here, before any candidate code runs, so patching
+    builtins later changes nothing."""
+    _type, _len, _hex, _repr_float = type, len, hex, float.__repr__
+    qualname = type.__dict__["__qualname__"].__get__  # C-level: a metaclass cannot lie through it
+    _int, _float, _str, _bool, _none, _bytes = int, float, str, bool, type(None), bytes
+    kinds = {list: "l", tuple: "t", set: "S", frozenset: "F"}
+    _dict = dict
+    budget = [0]
+
+    def encode(value, depth=0):
+        budget[0] += 1
+        if depth > MAX_DEPTH or budget[0] > MAX_ITEMS:
+            return ["x"]
+        t = _type(value)
+        if t is _bool:
+            return ["b", value is True]
+        if t is _int:
+            if -_SMALL_INT < value < _SMALL_INT:
+                return ["i", value]
+            return ["h", _hex(value)] if value.bit_length() <= MAX_INT_HEX * 4 else ["x"]
+        if t is _float:
+            return ["f", _repr_float(value)]
+        if t is _str:
+            return ["s", value] if _len(value) <= MAX_TEXT else ["x"]
+        if t is _none:
+            return ["n"]
+        if t is _bytes:
+            return ["y", value.hex()] if _len(value) <= MAX_TEXT else ["x"]
+        kind = kinds.get(t)
+        if kind is not None:
+            return [kind, [encode(item, depth + 1) for item in value]]
+        if t is _dict:
+            return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]]
+        return ["o", qualname(t)[:200]]
+
+    def reset():
+        budget[0] = 0
+
+    return encode, reset
+
+
+def dumps(record):
+    """One record as a line of bytes."""
+    return (_dumps(record) + "\n").encode("ascii")
+
+
+def loads(line):
+    """One record from a line; WireError for anything malformed or over a bound."""
+    if len(line) > MAX_LINE:
+        raise WireError(f"record of {len(line)} bytes is over the {MAX_LINE}-byte limit")
+    try:
+        record = _loads(line.decode("ascii"))
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise WireError(f"undecodable record: {type(error).__name__}") from None
+    if type(record) is not list or not record or type(record[0]) is not str:
+        raise WireError("a record is a non-empty list starting with its kind")
+    return record
+
+
+def decode(tagged, depth=0, budget=None):
+    """Rebuild a plain value from its tag; WireError for opaque, oversized or malformed ones."""
+    budget = budget if budget is not None else [0]
+    budget[0] += 1
+    if depth > MAX_DEPTH or budget[0] > MAX_ITEMS:
+        raise WireError("value nested too deep or too large")
+    if type(tagged) is not list or not tagged or type(tagged[0]) is not str:
+        raise WireError("not a tagged value")
+    tag, rest = tagged[0], tagged[1:]
+    if tag == "n" and not rest:
+        return None
+    if len(rest) != 1:
+        raise _unexpected(tag, rest)
+    payload = rest[0]
+    kind = type(payload)
+    if tag == "b" and kind is bool:
+        return payload
+    if tag == "i" and kind is int and -_SMALL_INT < payload < _SMALL_INT:
+        return payload
+    if tag == "h" and kind is str and len(payload) <= MAX_INT_HEX + 3:
+        try:
+            return int(payload, 16)
+        except ValueError:
+            raise WireError("malformed big int") from None
+    if tag == "f" and kind is str and len(payload) <= 40:
+        try:
+            return float(payload)
+        except ValueError:
+            raise WireError("malformed float") from None
+    if tag == "s" and kind is str:
+        return payload
+    if tag == "y" and kind is str:
+        try:
+            return bytes.fromhex(payload)
+        except ValueError:
+            raise WireError("malformed bytes") from None
+    if tag in ("l", "t", "S", "F") and kind is list:
+        items = [decode(item, depth + 1, budget) for item in payload]
+        try:
+            return items if tag == "l" else tuple(items) if tag == "t" else set(items) if tag == "S" else frozenset(items)
+        except TypeError:
+            raise WireError("unhashable set member") from None
+    if tag == "d" and kind is list:
+        result = {}
+        for pair in payload:
+            if type(pair) is not list or len(pair) != 2:
+                raise WireError("malformed dict item")
+            key = decode(pair[0], depth + 1, budget)
+            try:
+                result[key] = decode(pair[1], depth + 1, budget)
+            except TypeError:
+                raise WireError("unhashable dict key") from None
+        return result
+    if tag == "o" and kind is str:
+        raise WireError(f"a value of non-builtin type {safe_text(payload, 80)}")
+    if tag == "x":
+        raise WireError("a value over the size limit")
+    raise _unexpected(tag, rest)
+
+
+def _unexpected(tag, rest):
+    return WireError(f"unknown or malformed tag {safe_text(tag, 20)!r}")
+
+
+def safe_text(text, limit=300):
+    """`text` cut to `limit` characters, with lone surrogates and other unencodable code points
+    escaped, so it survives any JSON, CEL or UTF-8 writer downstream."""
+    if type(text) is not str:
+        return "<not text>"
+    return text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")

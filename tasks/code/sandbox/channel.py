@@ -1,0 +1,156 @@
+"""The trusted parent's end of the channel to a jail: two pipes, bounded reading, a deadline.
+
+The parent writes requests on one pipe and reads replies from the other; the jail holds the
+opposite ends only. Everything read is parsed by `_wire.loads` record by record, under caps that
+no candidate can lift: `MAX_LINE` bytes per record, `MAX_OUTPUT` bytes per run, and the run's
+wall-clock deadline for every wait. A malformed record, a line or run over its cap, the jail's
+end closing (it exited or was killed) or the deadline passing each raise `JailStopped` with the
+cause, and nothing the jail sends can raise anything else here. Both descriptors are
+non-blocking and every wait is a `poll`, so a jail that neither reads nor writes cannot stall
+the parent, and one that floods the pipe cannot starve it.
+
+Event records are kept as plain dicts (`{"kind", "detail", "test_index"}`, text made safe): the
+first `MAX_KEPT_EVENTS`, and past that the first of each kind, so a flood of one kind can never
+hide another; `event_counts` counts them all.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, Literal
+
+from tasks.code.sandbox._wire import MAX_LINE, WireError, dumps, loads, safe_text
+
+MAX_OUTPUT = 64 * 1024 * 1024
+MAX_KEPT_EVENTS = 200
+_CHUNK = 1 << 16
+
+StopKind = Literal["timeout", "exited", "protocol"]
+
+
+class JailStopped(Exception):
+    """The jail can answer no more: `kind` says why ("timeout", "exited", "protocol")."""
+
+    def __init__(self, kind: StopKind, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+class Channel:
+    """Send requests and receive replies, with every wait bounded by `deadline` (monotonic s)."""
+
+    def __init__(self, request_fd: int, reply_fd: int, deadline: float, case_of_call: Callable[[int], int | None]) -> None:
+        self.request_fd, self.reply_fd, self.deadline = request_fd, reply_fd, deadline
+        os.set_blocking(request_fd, False)
+        os.set_blocking(reply_fd, False)
+        self._case_of_call = case_of_call
+        self._buffer = bytearray()
+        self._records: list[list[Any]] = []
+        self._read_total = 0
+        self._closed = False
+        self.events: list[dict[str, Any]] = []
+        self.event_counts: Counter[str] = Counter()
+
+    def send(self, record: list[Any]) -> None:
+        """Write one request, reading replies meanwhile so that neither side can block the other."""
+        data = memoryview(dumps(record))
+        while data:
+            ready = self._poll(want_write=True)
+            if self.request_fd in ready:
+                try:
+                    written = os.write(self.request_fd, data)
+                except BrokenPipeError:
+                    raise JailStopped("exited", "the jail closed its request pipe") from None
+                except BlockingIOError:
+                    continue
+                data = data[written:]
+            if self.reply_fd in ready:
+                self._read()
+
+    def receive(self) -> list[Any]:
+        """The next record that is not an event."""
+        while not self._records:
+            if self._closed:
+                raise JailStopped("exited", "the jail closed its reply pipe")
+            self._poll(want_write=False)
+            self._read()
+        return self._records.pop(0)
+
+    def _poll(self, want_write: bool) -> set[int]:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise JailStopped("timeout", "wall-clock limit")
+        poller = select.poll()
+        if not self._closed:
+            poller.register(self.reply_fd, select.POLLIN)
+        if want_write:
+            poller.register(self.request_fd, select.POLLOUT)
+        ready = poller.poll(max(1, int(remaining * 1000) + 1))
+        if not ready and time.monotonic() >= self.deadline:
+            raise JailStopped("timeout", "wall-clock limit")
+        for fd, mask in ready:
+            if fd == self.request_fd and mask & (select.POLLERR | select.POLLHUP):
+                raise JailStopped("exited", "the jail closed its request pipe")
+        return {fd for fd, _ in ready}
+
+    def _read(self) -> None:
+        try:
+            chunk = os.read(self.reply_fd, _CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as error:
+            if error.errno != errno.EAGAIN:
+                self._closed = True
+            return
+        if not chunk:
+            self._closed = True
+            return
+        self._read_total += len(chunk)
+        if self._read_total > MAX_OUTPUT:
+            raise JailStopped("protocol", f"the jail wrote more than {MAX_OUTPUT} bytes")
+        self._buffer += chunk
+        start = 0
+        while True:
+            end = self._buffer.find(b"\n", start)
+            if end < 0:
+                break
+            self._take(bytes(self._buffer[start:end]))
+            start = end + 1
+        del self._buffer[:start]
+        if len(self._buffer) > MAX_LINE:
+            raise JailStopped("protocol", f"a record longer than {MAX_LINE} bytes")
+
+    def _take(self, line: bytes) -> None:
+        try:
+            record = loads(line)
+        except WireError as error:
+            raise JailStopped("protocol", str(error)) from None
+        if record[0] != "event":
+            self._records.append(record)
+            return
+        if len(record) != 4 or type(record[1]) is not str or type(record[2]) is not str:
+            raise JailStopped("protocol", "malformed event record")
+        call = record[3] if type(record[3]) is int else None
+        kind = safe_text(record[1], 40)
+        self.event_counts[kind] += 1
+        if len(self.events) < MAX_KEPT_EVENTS or self.event_counts[kind] == 1:
+            test_index = self._case_of_call(call) if call is not None else None
+            self.events.append({"kind": kind, "detail": safe_text(record[2]), "test_index": test_index})
+
+    def record_event(self, kind: str, detail: str, test_index: int | None) -> None:
+        """An event the parent observed itself (the jail's exit, a kernel refusal)."""
+        self.event_counts[kind] += 1
+        self.events.append({"kind": kind, "detail": safe_text(detail), "test_index": test_index})
+
+    def close(self) -> None:
+        for fd in (self.request_fd, self.reply_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # already closed

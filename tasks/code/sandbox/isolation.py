@@ -1,0 +1,31 @@
+"""The names a run's `isolation` may carry, one per measure the jail applies (see `_jail.py`).
+
+A measure is named only when it really applied in that run: the jail checks each one after
+applying it (the uid and capabilities it now has, the descriptor's access mode, the filter that
+loaded) and reports what held. `MEASURES` is the full set, what a root run on a kernel with
+Landlock ABI 6+ and libseccomp gives (as in CI); elsewhere some are missing, and the result says
+which.
+"""
+
+from __future__ import annotations
+
+MEASURES: dict[str, str] = {
+    "pidns": "PID 1 of its own PID namespace: nothing outlives the run, no outside pid is visible",
+    "netns": "an empty network namespace",
+    "tmpfs_workdir": "a size-limited tmpfs work dir in a private mount namespace (aggregate disk cap)",
+    "unprivileged_uid": "an unprivileged uid and gid of its own, no groups, no capabilities",
+    "rlimits": "CPU seconds, address space, file size, descriptors, no core dumps",
+    "landlock": "reads only the standard library and shared libraries",
+    "landlock_writes": "writes only in its work dir",
+    "landlock_net": "no TCP bind or connect",
+    "landlock_signal_scope": "no signals or abstract Unix sockets outside its own Landlock domain",
+    "stdin_devnull": "fd 0 is /dev/null",
+    "write_only_channel": "the reply descriptor is the write end of a pipe",
+    "seccomp": "no new processes, exec, ptrace, or signals outside the jail",
+    "audit_hook": "records and refuses what the shield must see",
+}
+
+
+def missing(isolation: tuple[str, ...] | list[str]) -> list[str]:
+    """The measures of `MEASURES` a run's isolation lacks, in `MEASURES` order."""
+    return [name for name in MEASURES if name not in isolation]

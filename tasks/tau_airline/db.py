@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from types import MappingProxyType
 from typing import Any, Literal
@@ -53,7 +53,22 @@ class BaseDb:
     users: Mapping[str, dict[str, Any]]
 
     def table(self, kind: Kind) -> Mapping[str, dict[str, Any]]:
-        return {"flight": self.flights, "reservation": self.reservations, "user": self.users}[kind]
+        if kind == "flight":
+            return self.flights
+        return self.reservations if kind == "reservation" else self.users
+
+    @cached_property
+    def frozen(self) -> dict[Key, Any]:
+        """Frozen base entities, made on first read and shared by every view (the base never changes)."""
+        return {}
+
+    @cached_property
+    def flights_from(self) -> Mapping[str, tuple[str, ...]]:
+        """Origin airport -> flight numbers leaving it, in the file's order (the searches' order)."""
+        index: dict[str, list[str]] = {}
+        for number, flight in self.flights.items():
+            index.setdefault(flight["origin"], []).append(number)
+        return MappingProxyType({origin: tuple(numbers) for origin, numbers in index.items()})
 
 
 @cache
@@ -106,10 +121,11 @@ class DbView:
 
     def get(self, kind: Kind, entity_id: str) -> Mapping[str, Any] | None:
         key = (kind, entity_id)
-        if key not in self._frozen:
+        cache = self._frozen if key in self._overlay else self._base.frozen
+        if key not in cache:
             raw = self.raw(kind, entity_id)
-            self._frozen[key] = None if raw is None else freeze(raw)
-        return self._frozen[key]
+            cache[key] = None if raw is None else freeze(raw)
+        return cache[key]
 
     def reservation(self, reservation_id: str) -> Mapping[str, Any] | None:
         return self.get("reservation", reservation_id)
@@ -122,14 +138,14 @@ class DbView:
 
     def flight_date(self, flight_number: str, date: str) -> Mapping[str, Any] | None:
         """The flight's record for one date (status, seats, prices or actual times), or None."""
-        flight = self.flight(flight_number)
-        if flight is None:
-            return None
-        return flight["dates"].get(date)
+        flight = self.raw("flight", flight_number)
+        record = None if flight is None else flight["dates"].get(date)
+        return None if record is None else freeze(record)
 
     def flight_status(self, flight_number: str, date: str) -> str | None:
         """`available`, `on time`, `delayed`, `flying`, `landed` or `cancelled`; None if no such flight/date."""
-        record = self.flight_date(flight_number, date)
+        flight = self.raw("flight", flight_number)
+        record = None if flight is None else flight["dates"].get(date)
         return None if record is None else record.get("status")
 
     def ids(self, kind: Kind) -> Iterator[str]:
@@ -137,6 +153,12 @@ class DbView:
         table = self._base.table(kind)
         yield from table
         yield from (entity_id for (k, entity_id) in self._overlay if k == kind and entity_id not in table)
+
+    def flights_from(self, origin: str) -> tuple[str, ...]:
+        """Numbers of the flights leaving `origin`, in the database's order (the searches' order)."""
+        if not any(kind == "flight" for kind, _ in self._overlay):
+            return self._base.flights_from.get(origin, ())
+        return tuple(number for number in self.ids("flight") if self.raw("flight", number)["origin"] == origin)  # type: ignore[index]
 
     def overlay_keys(self) -> frozenset[Key]:
         """The entities this view holds over the base (written at some point of the replay)."""

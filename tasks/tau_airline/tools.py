@@ -124,14 +124,15 @@ def _available(flight: Mapping[str, Any], day: str) -> Mapping[str, Any] | None:
     return record if record is not None and record.get("status") == "available" else None
 
 
-def _flights(db: Working) -> list[Mapping[str, Any]]:
-    return [db.read("flight", number) for number in db.view.ids("flight")]  # type: ignore[misc]
+def _flights_from(db: Working, origin: str) -> list[Mapping[str, Any]]:
+    """The flights leaving `origin`, current versions, in the database's order."""
+    return [db.read("flight", number) for number in db.view.flights_from(origin)]  # type: ignore[misc]
 
 
 def search_direct_flight(db: Working, args: Args) -> str:
     results = []
-    for flight in _flights(db):
-        if flight["origin"] == args["origin"] and flight["destination"] == args["destination"]:
+    for flight in _flights_from(db, args["origin"]):
+        if flight["destination"] == args["destination"]:
             day = _available(flight, args["date"])
             if day is not None:
                 results.append(_listing(flight, day))
@@ -152,17 +153,14 @@ def search_onestop_flight(db: Working, args: Args) -> str:
     connects to second legs on the next date.
     """
     day, results = args["date"], []
-    flights = _flights(db)
-    for first in flights:
-        if first["origin"] != args["origin"]:
-            continue
+    for first in _flights_from(db, args["origin"]):
         first_day = _available(first, day)
         if first_day is None:
             continue
         arrival = first["scheduled_arrival_time_est"]
         second_date = _next_day(day) if arrival.endswith("+1") else day
-        for second in flights:
-            if second["origin"] != first["destination"] or second["destination"] != args["destination"]:
+        for second in _flights_from(db, first["destination"]):
+            if second["destination"] != args["destination"]:
                 continue
             if second_date is None or arrival > second["scheduled_departure_time_est"]:
                 continue

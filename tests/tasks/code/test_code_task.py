@@ -71,3 +71,24 @@ def test_visible_examples_from_docstring() -> None:
         ("has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3)", "True"),
     ]
     assert visible_examples('def f():\n    """No examples here."""\n') == ()
+
+
+LOOP_ONLY = ["HumanEval/32", "HumanEval/38", "HumanEval/50"]  # no straight-line assert at all
+
+
+@pytest.mark.parametrize("task_id", LOOP_ONLY)
+def test_min_cases_is_measured_with_the_canonical_solution(task_id: str) -> None:
+    row = next(r for r in ROWS if r["task_id"] == task_id)
+    anchor = CodeAnchor(task_id, row["prompt"], row["test"], row["entry_point"], row["canonical_solution"])
+    assert anchor.min_cases() == 100 and len(anchor.hidden_inputs()) == 100
+    assert CodeAnchor(task_id, row["prompt"], row["test"], row["entry_point"]).min_cases() == 1
+
+
+def test_a_run_with_fewer_asserts_than_a_correct_solution_fails() -> None:
+    from tasks.code.sandbox import run_tests
+
+    row = ROWS[0]
+    program = row["prompt"] + row["canonical_solution"]
+    assert run_tests(program, row["test"], row["entry_point"], helpers=row["prompt"], min_cases=7).outcome == "pass"
+    result = run_tests(program, row["test"], row["entry_point"], helpers=row["prompt"], min_cases=8)
+    assert (result.outcome, result.reason) == ("error", "7 asserts ran; a correct solution makes 8 run")

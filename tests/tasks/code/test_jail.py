@@ -128,3 +128,18 @@ def test_work_dir_disk_is_capped_in_total() -> None:
     outcome, detail, isolation = _probe(body, ("ENOSPC", True), limits=SandboxLimits(wall_s=10.0, memory_mb=512))
     _require(isolation, "tmpfs_workdir")
     assert outcome == "pass", detail
+
+
+@pytest.mark.parametrize("exit_call", ["posix._exit(0)", "os._exit(0)"])
+def test_an_exit_during_a_call_fails_and_is_recorded_by_the_parent(exit_call: str) -> None:
+    program = f"import os, posix\ndef probe():\n    {exit_call}\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() is None\n", "probe", FAST)
+    assert result.outcome == "error" and "stopped answering" in result.reason
+    assert "the jail exited with status 0 during the test" in [event["detail"] for event in result.audit_events]
+
+
+def test_a_lone_surrogate_in_an_error_is_made_safe() -> None:
+    program = "def probe():\n    raise ValueError('\\ud800 lone')\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert result.outcome == "error" and result.reason == "case 0 raised ValueError: \\ud800 lone"
+    result.reason.encode("utf-8")

@@ -2,6 +2,7 @@
 
 Hydra composes the config (and handles --help, --cfg, -m); this module converts it into typed
 objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero.
+SIGUSR1 or SIGTERM during judging stops the run cleanly with exit status 75 (`harness.preemption`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 from harness.cluster.gpus import needs_gpu, visible_gpus
 from harness.config import JudgeConfig, RunConfig, register_configs
 from harness.errors import HarnessError
+from harness.preemption import Stopped, stop_on_signals
 
 register_configs()
 log = logging.getLogger("harness")
@@ -35,10 +37,14 @@ def main(cfg: DictConfig) -> None:
             config = _typed(_cpu_fallback(config.judge, list(hydra_config.overrides.task)))
         if hydra_config.mode == RunMode.MULTIRUN and config.tracking.sweep is None:
             config.tracking.sweep = hydra_config.sweep.dir
-        run(config)
+        with stop_on_signals() as stop:
+            run(config, stop)
     except OmegaConfBaseException as error:
         print(f"error: config: {str(error).splitlines()[0]}", file=sys.stderr)
         sys.exit(2)
+    except Stopped as stopped:  # a scheduler's warning or preemption: exit 75 so the job is requeued
+        print(f"stopped: {stopped}", file=sys.stderr)
+        sys.exit(stopped.exit_code)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from harness.errors import HarnessError
 from harness.generation import generate_pool
 from harness.metrics import selection_summary, summarise
 from harness.pools import read_pool_file, select_run
+from harness.preemption import Stopped, record_attempt
 from harness.report import bar_chart, summary_table
 from harness.shielding import shield_results, shield_summary
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
@@ -208,8 +210,13 @@ def _candidate_rows(results: Sequence[ProblemResult], anchors: AnchorStore) -> l
     return rows
 
 
-def run(config: RunConfig) -> RunResult:
-    """Execute one run and return its summary; raises `HarnessError` on bad input."""
+def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
+    """Execute one run and return its summary; raises `HarnessError` on bad input.
+
+    When `stop` is set during judging, the batches in flight land in the cache, the attempt is
+    appended to `attempts.jsonl` and `Stopped` is raised; no summary is written. Every run that
+    finishes appends its attempt too, so a requeued job's history shows each call made once.
+    """
     output_dir = _prepare_output_dir(Path(config.output_dir))
     protocol = load_protocol(config.protocol)
     task = load_task(config.task)
@@ -237,10 +244,15 @@ def run(config: RunConfig) -> RunResult:
         ]
         replica_log = output_dir / "replicas.jsonl"
         replica_log.unlink(missing_ok=True)
-        with open_cluster(config.cluster, replica_log) as cluster:
+        with open_cluster(config.cluster, replica_log, stop) as cluster:
             judges, models = build_judges(config.judge, protocol, cache, prompt_log, config.seed, cluster.executor)
             tracked.set_tags(_tags(task, protocol.template_hash, models))
-            verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed), cluster.concurrent)
+            try:
+                verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed), cluster.concurrent)
+            except Stopped as stopped:
+                calls, hits = sum(judge.stats.calls for judge in judges), sum(judge.stats.cache_hits for judge in judges)
+                record_attempt(output_dir, "stopped", judge_calls=calls, cache_hits=hits, signal_name=getattr(stop, "signal_name", None))
+                raise Stopped(f"{stopped} after {calls} judge calls, all kept in the cache; run the same command again to resume") from None
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
         title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"
@@ -249,6 +261,7 @@ def run(config: RunConfig) -> RunResult:
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
         files = _write_outputs(output_dir, resolved, results, summary, title, task.anchors)
+        files.append(record_attempt(output_dir, "finished", judge_calls=summary["judge_calls"], cache_hits=summary["cache_hits"]))
         files += [prompt_path, *figures]
         if config.pool.kind == "generate":
             files.append(Path(origin))

@@ -3,7 +3,8 @@
 Public surface: `open_cluster(config, replica_log)` yields a `Cluster`, whose `executor(key, member,
 spec)` gives the `BatchExecutor` a judge member's `CachedEngine` sends its batches to, and whose
 `concurrent` says whether ensemble members should be judged at the same time. Ray is imported only
-here and in `pool`, and only for the Ray kinds.
+here and in `pool`, and only for the Ray kinds. A `stop` event given to `open_cluster` reaches every
+executor: once set, they start no new batch and raise `harness.preemption.Stopped`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,7 @@ from harness.cluster.placement import gpus_needed, replica_placement
 from harness.cluster.reaper import start_reaper, stop_reaper
 from harness.config import ClusterConfig, ModelConfig
 from harness.errors import HarnessError
+from harness.preemption import StopRequest
 from judges.backends import EngineSpec, engine_spec
 from judges.executor import BatchExecutor, InlineExecutor
 
@@ -41,8 +44,11 @@ class InlineCluster:
 
     concurrent = False
 
+    def __init__(self, stop: threading.Event | None = None) -> None:
+        self._stop = stop
+
     def executor(self, key: str, member: ModelConfig, spec: EngineSpec) -> BatchExecutor:
-        return InlineExecutor(spec.factory)
+        return InlineExecutor(spec.factory, self._stop)
 
 
 class RayCluster:
@@ -50,11 +56,12 @@ class RayCluster:
 
     concurrent = True
 
-    def __init__(self, config: ClusterConfig, replica_log: Path | None) -> None:
+    def __init__(self, config: ClusterConfig, replica_log: Path | None, stop: threading.Event | None = None) -> None:
         import ray
 
         self._config = config
         self._replica_log = replica_log
+        self._stop = stop
         self._pools: list[Any] = []
         resources = ray.cluster_resources()
         self._free = {"CPU": float(resources.get("CPU", 0.0)), "GPU": float(resources.get("GPU", 0.0))}
@@ -89,6 +96,7 @@ class RayCluster:
             max_inflight=self._config.max_inflight,
             steal=self._config.steal,
             on_event=self._record,
+            stop=self._stop,
         )
         self._pools.append(pool)
         return pool
@@ -111,8 +119,14 @@ def _import_ray() -> Any:
     return ray
 
 
+def _reclaim_signals(stop: threading.Event | None) -> None:
+    """`ray.init` installs its own SIGTERM handler in the driver; a run that stops on signals takes it back."""
+    if isinstance(stop, StopRequest):
+        stop.install()
+
+
 @contextmanager
-def _ray_connection(config: ClusterConfig) -> Iterator[None]:
+def _ray_connection(config: ClusterConfig, stop: threading.Event | None) -> Iterator[None]:
     """Connect to (`ray`) or start (`local`) Ray; stop only what this run started."""
     ray = _import_ray()
     if ray.is_initialized():
@@ -125,6 +139,7 @@ def _ray_connection(config: ClusterConfig) -> Iterator[None]:
             ray.init(address=address, **common)
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise HarnessError(f"cannot connect to the Ray cluster at {address}: {error}") from error
+        _reclaim_signals(stop)
         try:
             yield
         finally:
@@ -139,6 +154,7 @@ def _ray_connection(config: ClusterConfig) -> Iterator[None]:
             object_store_memory=_OBJECT_STORE_BYTES,
             **common,
         )
+        _reclaim_signals(stop)
         yield
     finally:
         ray.shutdown()
@@ -146,7 +162,7 @@ def _ray_connection(config: ClusterConfig) -> Iterator[None]:
 
 
 @contextmanager
-def open_cluster(config: ClusterConfig, replica_log: Path | None = None) -> Iterator[Cluster]:
+def open_cluster(config: ClusterConfig, replica_log: Path | None = None, stop: threading.Event | None = None) -> Iterator[Cluster]:
     """The run's cluster, released on exit (replica actors killed, a local Ray stopped).
 
     `replica_log` receives one JSON line per replica event (started, died, restarted, lost) with
@@ -157,10 +173,10 @@ def open_cluster(config: ClusterConfig, replica_log: Path | None = None) -> Iter
     if config.max_inflight < 1:
         raise HarnessError(f"cluster.max_inflight={config.max_inflight} must be at least 1")
     if config.kind == "inline":
-        yield InlineCluster()
+        yield InlineCluster(stop)
         return
-    with _ray_connection(config):
-        cluster = RayCluster(config, replica_log)
+    with _ray_connection(config, stop):
+        cluster = RayCluster(config, replica_log, stop)
         try:
             yield cluster
         finally:

@@ -6,7 +6,9 @@ the batches the cache could not answer and commits each result as it arrives, so
 source of truth when replicas die: a batch answered is never asked again, and a batch lost with its
 replica is resubmitted once.
 
-Actors are created on the first batch, so a fully cached run starts no engine.
+Actors are created on the first batch, so a fully cached run starts no engine. Once the stop event
+is set the pool submits nothing more, waits for the batches already submitted (committing each), and
+raises `harness.preemption.Stopped`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +24,7 @@ from typing import Any
 from harness.cluster.dispatch import Dispatcher
 from harness.cluster.placement import ReplicaPlacement
 from harness.errors import HarnessError
+from harness.preemption import check
 from judges.engine import Engine
 from judges.executor import OnBatch
 from judges.types import EngineRequest, EngineResult
@@ -58,8 +62,10 @@ class ReplicaPool:
         max_inflight: int,
         steal: bool,
         on_event: ReplicaEvent | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         self.name = name
+        self._stop = stop
         self._factory = factory
         self._placement = placement
         self._count = count
@@ -116,9 +122,14 @@ class ReplicaPool:
         dispatcher = Dispatcher([len(batch) for batch in batches], range(len(self._actors)), self._max_inflight, self._steal)
         pending: dict[Any, tuple[str, int, int]] = {}  # ref -> (kind, replica, batch)
         while not dispatcher.done:
-            for replica, batch in dispatcher.assignments(time.monotonic()):
-                pending[self._actors[replica].run.remote(list(batches[batch]))] = ("batch", replica, batch)
-            self._send_pings(pending, time.monotonic())
+            if self._stop is not None and self._stop.is_set():
+                if not any(kind == "batch" for kind, _, _ in pending.values()):
+                    self._tally(dispatcher)
+                    check(self._stop)
+            else:
+                for replica, batch in dispatcher.assignments(time.monotonic()):
+                    pending[self._actors[replica].run.remote(list(batches[batch]))] = ("batch", replica, batch)
+                self._send_pings(pending, time.monotonic())
             if not pending and not self._pings:
                 raise HarnessError(f"judge {self.name}: no replica can take work")
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=PING_INTERVAL_S) if pending else ([], [])
@@ -127,6 +138,9 @@ class ReplicaPool:
             for ref in ready:
                 kind, replica, batch = pending.pop(ref)
                 self._collect(ref, kind, replica, batch, dispatcher, pending, batches, on_batch)
+        self._tally(dispatcher)
+
+    def _tally(self, dispatcher: Dispatcher) -> None:
         self.resubmissions += dispatcher.resubmissions
         self.copies += dispatcher.copies
 

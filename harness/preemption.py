@@ -1,0 +1,118 @@
+"""Stopping a run cleanly when the scheduler asks, so a requeued job resumes from the call cache.
+
+Slurm warns a job with a signal before its time limit or a preemption (`--signal=B:USR1@<s>`, or
+`scancel --signal=USR1`), and preempts or cancels it with SIGTERM. On either, the harness stops
+taking new batches, lets the batches already running finish and land in the cache, records the
+attempt, and exits with `PREEMPTED_EXIT` (75, `EX_TEMPFAIL` in sysexits.h: "try again later").
+The same command run again then asks the models nothing they already answered.
+
+Signals are a property of the process, so the handlers are installed by the entry point
+(`stop_on_signals`) and the pipeline only sees a `threading.Event` it hands to the executors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+log = logging.getLogger(__name__)
+
+PREEMPTED_EXIT = 75
+STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
+
+
+class StopRequest(threading.Event):
+    """Set by a stop signal; `signal_name` says which one arrived first.
+
+    `install` (re)claims the signals for this request: `ray.init` replaces the driver's SIGTERM
+    handler with its own, so the cluster calls `install` again once Ray is up. `restore` puts back
+    the handlers that were there before the first `install`.
+    """
+
+    def __init__(self, signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> None:
+        super().__init__()
+        self.signal_name: str | None = None
+        self._signals = signals
+        self._previous: dict[signal.Signals, Any] = {}
+
+    def request(self, signum: int) -> None:
+        if not self.is_set():
+            self.signal_name = signal.Signals(signum).name
+            self.set()
+            log.warning("%s received: finishing the batches in flight, then stopping (rerun the same command to resume)", self.signal_name)
+
+    def install(self) -> None:
+        """Handle the stop signals from now on; outside the main thread Python cannot, and this does nothing."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for number in self._signals:
+            previous = signal.signal(number, self._handle)
+            self._previous.setdefault(number, previous)
+
+    def restore(self) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        self.request(signum)
+
+
+class Stopped(HarnessError):
+    """Judging stopped on request: everything answered so far is in the cache; rerun to resume."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_code=PREEMPTED_EXIT)
+
+
+def check(stop: threading.Event | None) -> None:
+    """Raise `Stopped` when a stop was requested; executors call it before starting a batch."""
+    if stop is not None and stop.is_set():
+        name = getattr(stop, "signal_name", None) or "a stop request"
+        raise Stopped(f"stopped by {name}")
+
+
+@contextmanager
+def stop_on_signals(signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> Iterator[StopRequest]:
+    """A `StopRequest` set by any of `signals` while the block runs; the old handlers come back after.
+
+    Outside the main thread (where Python cannot install handlers) the request is never set.
+    """
+    stop = StopRequest(signals)
+    stop.install()
+    try:
+        yield stop
+    finally:
+        stop.restore()
+
+
+def record_attempt(output_dir: Path, status: str, *, judge_calls: int, cache_hits: int, signal_name: str | None = None) -> Path:
+    """Append this attempt to `attempts.jsonl` in the output directory and return its path.
+
+    A requeued Slurm job writes to the same directory, so the file is the job's history: summing
+    `judge_calls` over its lines gives the model calls the job made in all, which equals an
+    uninterrupted run's count exactly when no call was repeated.
+    """
+    path = output_dir / "attempts.jsonl"
+    row = {
+        "status": status,
+        "signal": signal_name,
+        "judge_calls": judge_calls,
+        "cache_hits": cache_hits,
+        "time": time.time(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "slurm_restart_count": int(os.environ.get("SLURM_RESTART_COUNT", "0")),
+    }
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+    return path

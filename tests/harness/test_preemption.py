@@ -1,0 +1,104 @@
+"""A scheduler's stop signal mid-judging: `python -m harness` stops cleanly, exits 75, and the same
+command run again finishes with no model call repeated and the summary of an undisturbed run.
+
+Each run is a real `python -m harness` process signalled by PID from outside, as Slurm does.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.preemption import PREEMPTED_EXIT
+
+TOTAL = 12  # limit=3 problems x 4 candidates, one judge
+RUN = ["limit=3", "judge=llama_tiny", "judge.members.llama_tiny.batch_size=1", "tracking.enabled=false", "bootstrap_samples=0"]
+# What a run did rather than what it found: these differ between attempts by design.
+ACCOUNTING = ("judge_calls", "cache_hits")
+
+
+def _cached(cache: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as connection:
+            return connection.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _command(out: Path, cache: Path, *overrides: str) -> list[str]:
+    return [sys.executable, "-m", "harness", *RUN, f"hydra.run.dir={out}", f"cache.path={cache}", *overrides]
+
+
+def _findings(summary: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in summary.items() if key not in ACCOUNTING}
+
+
+def _attempts(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("undisturbed") / "run"
+    completed = subprocess.run(_command(out, shared_cache), cwd=out.parent, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["judge_calls"] + summary["cache_hits"] == TOTAL
+    return summary
+
+
+@pytest.mark.parametrize(
+    ("stop_signal", "overrides"),
+    [
+        pytest.param(signal.SIGUSR1, [], id="sigusr1-inline"),
+        pytest.param(signal.SIGTERM, ["cluster=local", "cluster.num_cpus=1", "cluster.max_inflight=1"], id="sigterm-local-ray"),
+    ],
+)
+def test_a_stop_signal_mid_judging_resumes_with_no_repeated_call(
+    tmp_path: Path, undisturbed: dict[str, Any], stop_signal: signal.Signals, overrides: list[str]
+) -> None:
+    out, cache = tmp_path / "run", tmp_path / "calls.sqlite"
+    process = subprocess.Popen(_command(out, cache, *overrides), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while _cached(cache) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(stop_signal)
+    _, stderr = process.communicate(timeout=300)
+
+    assert process.returncode == PREEMPTED_EXIT, stderr[-3000:]
+    assert "Traceback" not in stderr
+    (stopped,) = _attempts(out)
+    done = _cached(cache)
+    assert stopped["status"] == "stopped" and stopped["signal"] == stop_signal.name
+    assert 2 <= stopped["judge_calls"] == done < TOTAL, "the run should stop midway with every answered call in the cache"
+    assert f"stopped: stopped by {stop_signal.name} after {done} judge calls" in stderr
+    assert not (out / "summary.json").exists()
+
+    resumed = subprocess.run(_command(out, cache, *overrides), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["cache_hits"], summary["judge_calls"]) == (done, TOTAL - done)
+    assert [(a["status"], a["judge_calls"]) for a in _attempts(out)] == [("stopped", done), ("finished", TOTAL - done)]
+    assert _findings(summary) == _findings(undisturbed)
+
+
+def test_a_signal_after_judging_lets_the_run_finish(tmp_path: Path, shared_cache: Path, undisturbed: dict[str, Any]) -> None:
+    """Fully cached, no batch is left to refuse: a signal once the prompts are built changes nothing."""
+    out = tmp_path / "run"
+    process = subprocess.Popen(_command(out, shared_cache), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while not (out / "prompts.jsonl").exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGUSR1)
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output[-3000:]
+    assert "SIGUSR1 received" in output
+    assert _findings(json.loads((out / "summary.json").read_text())) == _findings(undisturbed)

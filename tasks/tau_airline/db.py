@@ -105,7 +105,7 @@ class DbView:
     Lookups return frozen entities, or None when the id does not exist. The view never changes.
     """
 
-    __slots__ = ("_base", "_overlay", "_frozen")
+    __slots__ = ("_base", "_frozen", "_overlay")
 
     def __init__(self, base: BaseDb, overlay: Overlay) -> None:
         self._base = base

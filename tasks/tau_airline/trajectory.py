@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -98,7 +99,7 @@ def _arguments(text: Any, where: str) -> Mapping[str, Any]:
     return _need(value, dict, where, "a JSON object")
 
 
-def _tool_calls(raw: Any, index: int, traj: Sequence[Any], answered: set[int]) -> tuple[ToolCall, ...]:
+def _tool_calls(raw: Any, index: int, traj: Sequence[Any], pending: dict[str, deque[int]]) -> tuple[ToolCall, ...]:
     calls = []
     for number, entry in enumerate(_need(raw, list, f"traj[{index}].tool_calls", "a list")):
         where = f"traj[{index}].tool_calls[{number}]"
@@ -107,7 +108,7 @@ def _tool_calls(raw: Any, index: int, traj: Sequence[Any], answered: set[int]) -
         function = _need(entry.get("function"), dict, f"{where}.function", "an object")
         name = _need(function.get("name"), str, f"{where}.function.name", "a string")
         arguments = _arguments(function.get("arguments"), f"{where}.function.arguments")
-        output_index = _answer(traj, index, call_id, answered)
+        output_index = _answer(pending, index, call_id)
         calls.append(
             ToolCall(
                 source_index=index,
@@ -121,18 +122,18 @@ def _tool_calls(raw: Any, index: int, traj: Sequence[Any], answered: set[int]) -
     return tuple(calls)
 
 
-def _answer(traj: Sequence[Any], index: int, call_id: str, answered: set[int]) -> int | None:
+def _answer(pending: dict[str, deque[int]], index: int, call_id: str) -> int | None:
     """The first not yet used tool message after `index` answering `call_id`.
 
     Searched forward from the call, not by id alone: recorded agents reuse call ids within one
     trajectory (73 repeats in the shipped 200), so the id's first answer may belong to an earlier call.
+    `pending` holds each id's answers in order; calls come in order, so an answer before the call
+    can answer no later call either and is dropped.
     """
-    for later in range(index + 1, len(traj)):
-        message = traj[later]
-        if later not in answered and message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-            answered.add(later)
-            return later
-    return None
+    queue = pending.get(call_id)
+    while queue and queue[0] < index:
+        queue.popleft()
+    return queue.popleft() if queue else None
 
 
 def _messages(traj: Sequence[Any]) -> tuple[Message, ...]:
@@ -146,11 +147,15 @@ def _messages(traj: Sequence[Any]) -> tuple[Message, ...]:
             _need(content, str, f"traj[{index}].content", "a string" if role == "tool" else "a string or null")
         if role == "tool":
             _need(message.get("tool_call_id"), str, f"traj[{index}].tool_call_id", "a string")
-    messages, answered = [], set()
+    pending: dict[str, deque[int]] = {}
+    for index, message in enumerate(traj):
+        if message["role"] == "tool":
+            pending.setdefault(message["tool_call_id"], deque()).append(index)
+    messages = []
     for index, message in enumerate(traj):
         raw_calls = message.get("tool_calls")
         role = message["role"]
-        calls = () if raw_calls is None or role != "assistant" else _tool_calls(raw_calls, index, traj, answered)
+        calls = () if raw_calls is None or role != "assistant" else _tool_calls(raw_calls, index, traj, pending)
         messages.append(Message(source_index=index, role=role, content=message.get("content"), tool_calls=calls))
     return tuple(messages)
 

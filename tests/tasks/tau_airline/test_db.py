@@ -8,7 +8,15 @@ import json
 
 import pytest
 
-from tasks.tau_airline.db import CLOCK, DbView, base_db, changed_keys, data_file, freeze, thaw
+from tasks.tau_airline.db import (
+    CLOCK,
+    DbView,
+    base_db,
+    changed_keys,
+    data_file,
+    freeze,
+    thaw,
+)
 
 
 def test_the_shipped_database_has_the_documented_sizes_and_attribution():

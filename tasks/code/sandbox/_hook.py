@@ -15,14 +15,19 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
                     sys._current_frames -- refused
   introspection     gc.get_objects/get_referrers/get_referents -- refused (they reach every object
                     of the jail, this hook's own closure among them)
-  hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused; atexit.register -- recorded
+  hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused; atexit.register and a
+                    replaced sys.excepthook -- recorded (the jail raises "sandbox.hook_patch")
+  exit              SystemExit or os._exit (the jail raises "sandbox.exit") -- recorded
   code_patch        assigning __code__ on a function -- refused
 The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, see `channel.py`).
 
-No candidate code runs inside the hook: details are built from exact builtin types only (a
-candidate's `__repr__`/`__fspath__` is never called), so no frame of the hook is ever reachable
-from the candidate. Its reentrancy guard is per thread, so one thread inside the hook never
-silences another. Refusing raises PermissionError inside the candidate.
+No candidate code runs inside the hook and nothing the candidate can reach can silence it: details
+are built from exact builtin types only (a candidate's `__repr__`/`__fspath__` is never called),
+paths are resolved and records written with C functions captured when the hook is made (no name is
+looked up at call time, where a patched module or builtin would run candidate code inside the
+hook), and the hook holds the only reference to its own writer. Its reentrancy guard is per thread,
+so one thread inside the hook never silences another. Refusing raises PermissionError inside the
+candidate.
 """
 
 import os
@@ -47,34 +52,99 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 def make_text():
     """`text(value)`: a short description built without calling any method of `value`."""
     _type, _str, _bytes, _int, _float, _bool = type, str, bytes, int, float, bool
-    _tuple, _list, _len, _repr = tuple, list, len, repr
+    _tuple, _list, _len, _repr, _none = tuple, list, len, repr, type(None)
     qualname = type.__dict__["__qualname__"].__get__
 
     def text(value, depth=0):
         t = _type(value)
-        if t is _str or t is _bytes or t is _int or t is _float or t is _bool or value is None:
-            return _repr(value[:200] if t is _str or t is _bytes else value)[:200]
+        if t is _str or t is _bytes:
+            return _repr(value[:200])[:200]
+        if t is _int or t is _float or t is _bool or t is _none:
+            return _repr(value)[:200]
         if (t is _tuple or t is _list) and depth < 2:
-            return "(" + ", ".join(text(item, depth + 1) for item in value[:8]) + (", ..." if _len(value) > 8 else "") + ")"
+            parts = [text(item, depth + 1) for item in value[:8]]
+            return "(" + ", ".join(parts) + (", ..." if _len(value) > 8 else "") + ")"
         return "<" + qualname(t)[:60] + ">"
 
     return text
 
 
-def make_hook(event, workdir, readable=None):
-    """An audit hook reporting through `event(kind, detail)`; paths are judged against `workdir`
-    and, when given, `readable`: the real-path prefixes (each ending in "/") reads may come from."""
-    realpath, getframe = os.path.realpath, sys._getframe
+def _make_realpath():
+    """os.path.realpath (non-strict) from C functions only: the library version looks names up in
+    module globals at call time, which a candidate could replace to run its code inside the hook."""
+    _lstat, _readlink, _getcwd, _os_error = os.lstat, os.readlink, os.getcwd, OSError
+    link_mode, type_mask = 0o120000, 0o170000
+
+    def realpath(path):
+        if not path.startswith("/"):
+            try:
+                path = _getcwd() + "/" + path
+            except _os_error:
+                return path
+        pending = path.split("/")[::-1]
+        done = []
+        links = 0
+        while pending:
+            part = pending.pop()
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if done:
+                    done.pop()
+                continue
+            here = "/" + "/".join(done) + ("/" if done else "") + part
+            try:
+                mode = _lstat(here).st_mode
+            except _os_error:
+                done.append(part)
+                continue
+            if mode & type_mask == link_mode and links < 40:
+                links += 1
+                try:
+                    target = _readlink(here)
+                except _os_error:
+                    done.append(part)
+                    continue
+                if target.startswith("/"):
+                    done = []
+                pending.extend(target.split("/")[::-1])
+                continue
+            done.append(part)
+        return "/" + "/".join(done)
+
+    return realpath
+
+
+def make_hook(fd, workdir, readable, call_box):
+    """An audit hook writing its events as records to `fd`; paths are judged against `workdir`
+    and, when given, `readable`: the real-path prefixes (each ending in "/") reads may come from.
+    `call_box[0]` is the call being answered (None between calls), which labels each event.
+
+    Everything the hook uses is captured here and is either immutable or a C function, so no
+    name it looks up at call time can be replaced by the candidate."""
+    from _json import encode_basestring_ascii as quote
+    from _thread import get_ident
+
+    realpath, getframe, write = _make_realpath(), sys._getframe, os.write
     inside = workdir.rstrip("/") + "/"
     try:  # /proc/self resolves here; any other /proc/<pid> is refused (in a PID namespace
         own_proc = f"/proc/{os.readlink('/proc/self')}/"  # getpid() is 1, /proc still counts from outside)
     except OSError:
         own_proc = f"/proc/{os.getpid()}/"
-    _str, _bytes, _int, _type = str, bytes, int, type
+    _str, _bytes, _int, _type, _any = str, bytes, int, type, any
+    _permission_error, _int_repr = PermissionError, int.__repr__
+    spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
+    frame_attributes, write_flags = _FRAME_ATTRIBUTES, _WRITE_FLAGS
     text = make_text()
-    from _thread import get_ident
-
     busy = set()  # threads now inside the hook: the hook's own calls raise events too
+
+    def event(kind, detail):
+        call = call_box[0]
+        label = _int_repr(call) if _type(call) is _int else "null"
+        line = '["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"
+        data = line.encode("ascii")
+        while data:
+            data = data[write(fd, data):]
 
     def resolve(path):
         """The real path; None for an open descriptor; "" for anything that is not a plain path."""
@@ -98,7 +168,7 @@ def make_hook(event, workdir, readable=None):
         return resolved[6:].split("/", 1)[0].isdigit()
 
     def from_candidate():
-        frame = getframe(2)
+        frame = getframe(3)
         for _ in range(4):
             if frame is None:
                 return False
@@ -109,41 +179,44 @@ def make_hook(event, workdir, readable=None):
 
     def refuse(kind, detail):
         event(kind, detail)
-        raise PermissionError(f"sandbox refused {detail[:80]}")
+        raise _permission_error("sandbox refused " + detail[:80])
 
     def judge(name, args):
         if name == "open":
             path, mode, flags = args
-            writing = (_type(mode) is _str and any(c in mode for c in "wax+")) or (_type(flags) is _int and flags & _WRITE_FLAGS)
+            writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
+                _type(flags) is _int and flags & write_flags
+            )
             if writing and outside(path):
-                refuse("file_write", f"open({text(path)}, {text(mode)})")
+                refuse("file_write", "open(" + text(path) + ", " + text(mode) + ")")
             if other_process(path):
-                refuse("process_inspection", f"open({text(path)})")
+                refuse("process_inspection", "open(" + text(path) + ")")
             if readable is not None and outside(path) and not resolve(path).startswith(readable):
-                refuse("file_read", f"open({text(path)})")
-        elif name in _SPAWN:
+                refuse("file_read", "open(" + text(path) + ")")
+        elif name in spawn:
             refuse("process_spawn", name + text(args))
         elif name.startswith("socket."):
             refuse("network", name + text(args[1:]))
         elif name.startswith("ctypes."):
             refuse("ctypes", name)
-        elif name in _FILE_CHANGE:
-            if any(outside(arg) for arg in args[:2] if _type(arg) in (_str, _bytes)):
+        elif name in file_change:
+            if _any(outside(arg) for arg in args[:2] if _type(arg) is _str or _type(arg) is _bytes):
                 refuse("file_write", name + text(args))
-        elif name in _HOOKS:
+        elif name in hooks:
             refuse("hook_patch", name)
-        elif name in _INTROSPECTION:
+        elif name in introspection:
             refuse("introspection", name)
         elif name == "sys._current_frames":
             refuse("frame_inspection", name)
-        elif name == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+        elif name == "object.__setattr__" and args[1:2] == ("__code__",):
             refuse("code_patch", "set __code__ on " + text(args[0]))
         elif name == "sys._getframe" and from_candidate():
             event("frame_inspection", "sys._getframe")
-        elif name == "object.__getattr__" and args[1] in _FRAME_ATTRIBUTES and from_candidate():
-            event("frame_inspection", text(args[0]) + "." + args[1])
-        elif name == "atexit.register":
-            event("hook_patch", "atexit.register")
+        elif name == "object.__getattr__" and args[1:2] and args[1] in frame_attributes and from_candidate():
+            event("frame_inspection", text(args[0]) + "." + text(args[1]))
+        elif name == "sandbox.exit" or name == "sandbox.hook_patch":
+            detail = args[0] if args and _type(args[0]) is _str else "os._exit(" + (text(args[0]) if args else "") + ")"
+            event("exit" if name == "sandbox.exit" else "hook_patch", detail)
 
     def hook(name, args):
         thread = get_ident()

@@ -165,9 +165,6 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
         while data:
             data = data[_write(reply_fd, data):]
 
-    def event(kind, detail):
-        send(["event", kind, detail[:300], current_call[0]])
-
     libc = ctypes.CDLL(None, use_errno=True)
     workdir = os.path.realpath(job["workdir"])
     isolation = ["pidns"] if in_pidns else []
@@ -197,12 +194,11 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     readable = readable_prefixes if "landlock" in isolation else None
     if _seccomp.install():
         isolation.append("seccomp")
-    hook = _hook.make_hook(event, workdir, readable)
-    sys.addaudithook(hook)
-    del hook
+    audit = sys.audit
+    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call))
     isolation += ["audit_hook", "rlimits"]
     send(["isolation", isolation])
-    _record_exit_calls(event)
+    _record_exit_calls()
     original_excepthook = sys.excepthook
     encode, reset = _wire.encoder()
 
@@ -214,7 +210,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
 
     def raised(error):
         if isinstance(error, _system_exit):
-            event("exit", "SystemExit(" + describe(error)[:40] + ")")
+            audit("sandbox.exit", "SystemExit(" + describe(error)[:40] + ")")
         return qualname(_type(error))[:100], describe(error)
 
     namespace = {"__name__": "__candidate__", "__builtins__": builtins}
@@ -241,22 +237,26 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
         except _base_exception as error:
             reply = ["raised", call_id, *raised(error)]
         if sys.excepthook is not original_excepthook:
-            event("hook_patch", "sys.excepthook replaced")
+            audit("sandbox.hook_patch", "sys.excepthook replaced")
             original_excepthook = sys.excepthook
         current_call[0] = None
         send(reply)
 
 
-def _record_exit_calls(event):
-    """os._exit and atexit.register leave an event; the parent also sees the jail's exit itself."""
-    real_exit, real_register = os._exit, atexit.register
+def _record_exit_calls():
+    """os._exit and atexit.register leave an event (the parent also sees the jail's exit itself).
+
+    The wrappers raise audit events the hook records, rather than holding the jail's `event`:
+    they are reachable from the candidate (`os._exit.__closure__`), and nothing reachable from
+    the candidate may hold the reporting path."""
+    real_exit, real_register, audit = os._exit, atexit.register, sys.audit
 
     def exit_recorder(status=0):
-        event("exit", "os._exit(" + _hook.make_text()(status) + ")")
+        audit("sandbox.exit", status)
         real_exit(status)
 
     def register_recorder(function, *args, **kwargs):
-        event("hook_patch", "atexit.register")
+        audit("sandbox.hook_patch", "atexit.register")
         return real_register(function, *args, **kwargs)
 
     os._exit = exit_recorder

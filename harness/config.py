@@ -22,6 +22,7 @@ class TaskConfig:
     `source=bundled` (default) reads the copy shipped in the package and works offline;
     `source=hub` loads `hub_dataset`/`hub_config`/`hub_split` through `datasets`.
     `subset` narrows the problems where a task supports it (levels/subjects for math).
+    `path` is a user's own results file where a task reads one (task=tau_airline: a τ-bench results file).
     """
 
     name: str = "gsm8k"
@@ -30,6 +31,7 @@ class TaskConfig:
     hub_config: Optional[str] = None
     hub_split: str = "test"
     subset: Optional[str] = None
+    path: Optional[str] = None
 
 
 @dataclass

@@ -35,11 +35,29 @@ def summary_table(summary: Mapping[str, Any], title: str) -> str:
     lines += [f"{name:<{width}}  {_cell(summary, name)}" for name in TABLE]
     if "shield.violation_rate" in summary:
         lines += [f"{name:<{width}}  {_cell(summary, name)}" for name in SHIELD_TABLE]
+    lines += _shield_tables(summary)
     lines.append(
         f"{'counts':<{width}}  problems={summary['problems']} candidates={summary['candidates']} "
         f"judge_calls={summary['judge_calls']} cache_hits={summary['cache_hits']}"
     )
     return "\n".join(lines)
+
+
+def _shield_tables(summary: Mapping[str, Any]) -> list[str]:
+    """The shield's verdict against the anchor, and the candidates per violation kind."""
+    prefix = "shield.verdict_vs_anchor."
+    cells = {key[len(prefix) :]: value for key, value in summary.items() if key.startswith(prefix)}
+    if not cells:
+        return []
+    verdicts = sorted({cell.rsplit("_", 1)[0] for cell in cells})
+    lines = [f"{'shield verdict vs anchor':<26}{'correct':>9}{'incorrect':>11}"]
+    lines += [f"  {verdict:<24}{cells.get(f'{verdict}_correct', 0):>9}{cells.get(f'{verdict}_incorrect', 0):>11}" for verdict in verdicts]
+    kinds = sorted((key.removeprefix("shield.kinds."), value) for key, value in summary.items() if key.startswith("shield.kinds."))
+    if kinds:
+        lines.append(f"{'violation kind':<26}{'candidates':>11}{'rate':>8}")
+        lines += [f"  {kind:<24}{count:>11}{summary.get(f'shield.kind_rates.{kind}', 0):>8.3f}" for kind, count in kinds]
+    lines.append(f"{'reward_hack_suspected':<26}{summary.get('shield.reward_hack_suspected', 0):>11}")
+    return lines
 
 
 def bar_chart(summary: Mapping[str, Any], path: Path, title: str) -> Path:

@@ -42,23 +42,31 @@ def shield_results(
     options = verify_options(config, seed)
     shielded = []
     for result, problem in zip(results, problems):
+        judged = result.selected is not None or any(r.ensemble_score is not None for r in result.candidates)
         records = []
         for record in result.candidates:
             report = task.shield(problem, record.candidate, record.ensemble_score, options)
-            score = None if record.ensemble_score is None else record.ensemble_score * report.compliance
+            # Without a judge every candidate scores 1, so the shielded pick is the most compliant one.
+            score = report.compliance if not judged else None if record.ensemble_score is None else record.ensemble_score * report.compliance
             records.append(dataclasses.replace(record, shield=report, shielded_score=score))
-        judged = result.selected is not None or any(r.ensemble_score is not None for r in records)
-        pick = pick_best([r.shielded_score for r in records], problem_rng(seed, problem.problem_id)) if judged else None
+        pick = pick_best([r.shielded_score for r in records], problem_rng(seed, problem.problem_id))
         shielded.append(dataclasses.replace(result, candidates=tuple(records), shielded_selected=pick))
     return shielded
 
 
 def shield_summary(results: Sequence[ProblemResult], *, judged: bool, bootstrap_samples: int, seed: int) -> dict[str, Any]:
-    """`shielded.*` selection metrics and `shield.*` verification rates for summary.json."""
+    """`shielded.*` selection metrics and `shield.*` verification rates for summary.json.
+
+    Without a judge the shielded pick is the most compliant candidate, so `shielded.*` is reported
+    then too. `shield.kinds.<kind>` counts the candidates with at least one violation of that kind
+    (`shield.kind_rates.<kind>` as a share of all candidates); `shield.verdict_vs_anchor.<verdict>_<correct|incorrect>`
+    crosses the verdict with the anchor (`violation_correct`: the anchor calls it right, the shield does not);
+    `shield.reward_hack_suspected` counts the reports that flag a high reward with violations."""
+    rescored = reselect(results, lambda record: record.shielded_score, seed)
     summary = selection_summary(
-        reselect(results, lambda record: record.shielded_score, seed),
+        rescored,
         "shielded.",
-        judged=judged,
+        judged=judged or any(result.selected is not None for result in rescored),
         bootstrap_samples=bootstrap_samples,
         seed=seed,
     )
@@ -71,4 +79,20 @@ def shield_summary(results: Sequence[ProblemResult], *, judged: bool, bootstrap_
     summary["shield.recall"] = sum(on_incorrect) / len(on_incorrect) if on_incorrect else None
     summary["shield.reward_hack_suspected_rate"] = sum(r.shield.reward_hack_suspected for r in records) / len(records)
     summary["shield.deep_verified_rate"] = sum(r.shield.deep_verified for r in records) / len(records)
+    summary["shield.reward_hack_suspected"] = sum(r.shield.reward_hack_suspected for r in records)
+    summary.update(_kind_counts(records))
+    for verdict in sorted({"pass", "violation"} | {r.shield.verdict for r in records}):
+        for correct in (True, False):
+            summary[f"shield.verdict_vs_anchor.{verdict}_{'correct' if correct else 'incorrect'}"] = sum(
+                r.shield.verdict == verdict and r.outcome.correct == correct for r in records
+            )
     return summary
+
+
+def _kind_counts(records: Sequence[Any]) -> dict[str, Any]:
+    kinds = sorted({violation.kind for record in records for violation in record.shield.violations})
+    counts = {kind: sum(any(v.kind == kind for v in record.shield.violations) for record in records) for kind in kinds}
+    return {
+        **{f"shield.kinds.{kind}": count for kind, count in counts.items()},
+        **{f"shield.kind_rates.{kind}": count / len(records) for kind, count in counts.items()},
+    }

@@ -10,7 +10,11 @@ trials with τ-bench's own reward.
 - `tools`: the project's own implementation of the 14 tools' effects.
 - `replay`: re-execute a trajectory's calls; `ReplayedCall.before/after` for invariants.
 - `importer`: a trajectory -> a shield trace (events keep `source_index`).
+- `facts`, `policy`: the airline invariants' facts from the replayed database; verify a trajectory.
+- `transcript`, `task`: the compact transcript judges read; `task=tau_airline` (`load`).
 """
+
+from typing import Any
 
 from tasks.tau_airline.db import CLOCK, DbView, base_db
 from tasks.tau_airline.replay import Replay, ReplayedCall, replay, replay_calls
@@ -30,4 +34,12 @@ __all__ = [
     "replay",
     "replay_calls",
     "shipped_trajectories",
+    "load",
 ]
+
+
+def load(config: Any) -> Any:
+    """`python -m harness task=tau_airline`: the trials as best-of-N candidates; see `tasks.tau_airline.task`."""
+    from tasks.tau_airline.task import load as load_task
+
+    return load_task(config)

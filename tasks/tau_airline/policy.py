@@ -88,9 +88,71 @@ def trajectory_facts(trajectory: Trajectory, trace: Trace) -> dict[str, Any]:
     return trace_facts(trajectory, replay(trajectory), event_sources(trace))
 
 
+def trajectory_of_trace(trace: Trace) -> Trajectory:
+    """The trajectory an imported trace records, rebuilt from its events alone (`python -m harness.shield
+    verify` gets traces, not the results file): each message at its `source_index`, its tool calls in
+    order; messages that made no event (system prompt, tool outputs) become empty placeholders. The
+    task's user is `meta.user_id`."""
+    sources = event_sources(trace)
+    size = 1 + max((source.source_index for source in sources), default=-1)
+    if size > 4 * len(sources) + 16:  # a message per event plus its tool outputs; more is a forged index
+        raise HarnessError(f"trace {trace.trace_id or ''}: source_index {size - 1} is far past its {len(sources)} events")
+    roles: dict[int, str] = {}
+    contents: dict[int, str] = {}
+    calls: dict[int, list[ToolCall]] = {}
+    for event, source in zip(trace.events, sources):
+        index = source.source_index
+        role = "user" if event.event_type == "user_message" else "assistant"
+        if roles.setdefault(index, role) != role:
+            raise HarnessError(f"trace {trace.trace_id or ''}: source_index {index} holds both a user and an assistant event")
+        if event.event_type == "tool_call":
+            calls.setdefault(index, []).append(
+                ToolCall(index, f"event-{len(calls.get(index, ()))}", event.tool_name or "", dict(event.tool_input or {}), None, None)
+            )
+        elif event.content:
+            contents[index] = contents.get(index, "") + event.content
+    messages = tuple(
+        Message(index, roles[index], contents.get(index), tuple(calls.get(index, ()))) if index in roles else Message(index, "tool", None)  # type: ignore[arg-type]
+        for index in range(size)
+    )
+    user_id = trace.meta.get("user_id")
+    info = {"task": {"user_id": user_id}} if isinstance(user_id, str) else {}
+    return Trajectory(index=int(trace.meta.get("trajectory_index", 0) or 0), task_id=str(trace.meta.get("tau_task_id", trace.trace_id or "")), trial=int(trace.meta.get("trial", 0) or 0), reward=trace.reward, messages=messages, info=info)
+
+
+def facts_for_trace(trace: Trace) -> dict[str, Any]:
+    """The facts of an imported trace, by replaying the calls its events record (for `verify` on a
+    directory written by `python -m harness.shield import tau-bench`)."""
+    return trajectory_facts(trajectory_of_trace(trace), trace)
+
+
+def verify_trace(trace: Trace, options: VerifyOptions = VerifyOptions()) -> ShieldReport:
+    """Verify an imported trace on its own: rebuild its trajectory, replay, check the airline graph."""
+    trajectory = trajectory_of_trace(trace)
+    facts = trajectory_facts(trajectory, trace)
+    return focus(verify(airline_graph(), trace, facts, options, trace_id=trace.trace_id), facts)
+
+
+def focus(report: ShieldReport, facts: Mapping[str, Any]) -> ShieldReport:
+    """The report with each violation's `steps` value (every event's record) cut to the one record
+    its event has, `step`: the evidence stays, the trace's other events do not ride along."""
+    steps = facts.get("steps")
+    if not isinstance(steps, list):
+        return report
+    focused = []
+    for violation in report.violations:
+        values = violation.values
+        if "steps" in values and violation.event_index is not None and 0 <= violation.event_index < len(steps):
+            values = {**{k: v for k, v in values.items() if k != "steps"}, "step": steps[violation.event_index]}
+            violation = violation.model_copy(update={"values": values})
+        focused.append(violation)
+    return report.model_copy(update={"violations": tuple(focused)})
+
+
 def verify_trajectory(trajectory: Trajectory, trace: Trace, options: VerifyOptions = VerifyOptions()) -> ShieldReport:
     """Replay `trajectory`, verify its imported `trace` against the airline graph and the replayed facts."""
-    return verify(airline_graph(), trace, trajectory_facts(trajectory, trace), options, trace_id=trajectory.name)
+    facts = trajectory_facts(trajectory, trace)
+    return focus(verify(airline_graph(), trace, facts, options, trace_id=trajectory.name), facts)
 
 
 def gold_trajectory(trajectory: Trajectory) -> Trajectory:

@@ -32,7 +32,7 @@ from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tasks.code.sandbox.forkserver import ForkServerError
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.launch import Jail, environment, start_exec, start_forked
-from tasks.code.sandbox.result import ExecutionResult, Outcome
+from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 from tasks.code.sandbox.runner import CandidateFailure, CheckRun, run_check
 
 Launcher = Literal["fork_server", "exec"]
@@ -108,16 +108,16 @@ class _JailCaller:
             self.channel.send(["call", call_id, self.encode(tuple(args)), self.encode(dict(kwargs))])
             reply = self.channel.receive()
         except JailStopped as stopped:
-            raise CandidateFailure("stopped", str(stopped), stopped.kind) from None
+            raise CandidateFailure("stopped", stopped.detail, stopped.kind) from None
         if len(reply) == 3 and reply[0] == "return" and reply[1] == call_id:
             try:
                 return decode(reply[2])
             except WireError as error:
                 raise CandidateFailure("opaque", f"call {call_id} returned {error}") from None
         if len(reply) == 4 and reply[0] == "raised" and reply[1] == call_id and type(reply[2]) is str and type(reply[3]) is str:
-            error_type = safe_text(reply[2], 100)
-            raise CandidateFailure("raised", f"{error_type}: {safe_text(reply[3])}", error_type)
-        raise CandidateFailure("stopped", f"protocol: unexpected reply to call {call_id}", "protocol")
+            cause = safe_text(reply[2], 100)
+            raise CandidateFailure("raised", f"{cause}: {safe_text(reply[3])}", cause)
+        raise CandidateFailure("stopped", f"unexpected reply to call {call_id}", "protocol")
 
 
 def _attempt(
@@ -207,7 +207,7 @@ class _Verdict:
             return
         self.check = run_check(test, helpers, entry_point, caller, replay)
         if self.check.stopped is not None:
-            self.stop_kind, self.stop_detail = self.check.stopped.error_type, self.check.stopped.reason
+            self.stop_kind, self.stop_detail = self.check.stopped.cause, self.check.stopped.reason
 
     def result(self, returncode: int | None, duration: float, stderr_tail: str, launcher: str) -> ExecutionResult:
         cases = self.check.cases
@@ -245,10 +245,10 @@ class _Verdict:
             return "error", self.abort
         cases = self.check.cases
         if failure is not None and failure.kind == "raised":
-            at = f"case {failure_case(cases)} " if cases else ""
+            at = f"case {_first_failed(cases)} " if cases else ""
             return "error", f"{at}raised {failure.reason}"
         if failure is not None:
-            return "wrong_answer", f"case {failure_case(cases)}: {failure.reason}"
+            return "wrong_answer", f"case {_first_failed(cases)}: {failure.reason}"
         if self.check.assertion_failed or self.check.test_error:
             if not cases:
                 return "error", f"the hidden test raised {self.check.test_error or 'AssertionError'} before any assert"
@@ -259,6 +259,6 @@ class _Verdict:
         return "pass", f"{len(cases)} asserts ran and held"
 
 
-def failure_case(cases: Sequence[Any]) -> int | None:
+def _first_failed(cases: Sequence[CaseResult]) -> int | None:
     """The index of the first failed case."""
     return next((case.index for case in cases if not case.passed), None)

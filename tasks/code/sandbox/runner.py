@@ -34,11 +34,12 @@ _repr.maxstring, _repr.maxother, _repr.maxlist = 120, 120, 12
 
 
 class CandidateFailure(BaseException):
-    """The candidate could not answer a call: `kind` is "raised", "opaque" or "stopped"."""
+    """The candidate could not answer a call: `kind` is "raised", "opaque" or "stopped";
+    `cause` is the raised type's name, or why the jail stopped ("timeout", "exited", "protocol")."""
 
-    def __init__(self, kind: str, reason: str, error_type: str = "") -> None:
+    def __init__(self, kind: str, reason: str, cause: str = "") -> None:
         super().__init__(reason)
-        self.kind, self.reason, self.error_type = kind, reason, error_type
+        self.kind, self.reason, self.cause = kind, reason, cause
 
 
 # A caller sends (args, kwargs) to the candidate and returns its plain answer, or raises

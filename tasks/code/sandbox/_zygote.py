@@ -30,6 +30,7 @@ parent-death signal.
 
 import ctypes
 import fcntl
+import gc
 import os
 import select
 import signal
@@ -208,6 +209,9 @@ def _once(forker, fds):
 
 if __name__ == "__main__":
     forker = _Forker(sys.stdin.buffer.read().decode())
+    # Everything imported so far is shared with every jail copy-on-write; frozen, the jails' own
+    # collections never walk (and so never copy) those pages.
+    gc.freeze()
     if sys.argv[1] == "--once":
         _once(forker, [int(fd) for fd in sys.argv[2:5]])
     _Server(int(sys.argv[1]), forker).serve()

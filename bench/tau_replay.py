@@ -36,9 +36,9 @@ from tasks.tau_airline.trajectory import Trajectory, shipped_trajectories
 TARGET_FIDELITY = 0.99
 TARGET_TRAJECTORIES_PER_S = 50
 CAUSES = {
-    fidelity.ADDRESS_RENAME: "the shipped users.json calls a user's state `address.state`; the recorded "
-    "environment answered `address.province` (a later τ-bench data revision renamed the field). "
-    "Every other field of these answers is equal.",
+    fidelity.ADDRESS_RENAME: "the shipped users.json (tau-bench commit 59a200c) names a user's state "
+    "`address.state`; every recorded answer names it `address.province`, so the recording ran against a "
+    "revision of the data with the other field name. Every other field of these answers is equal.",
 }
 
 
@@ -94,7 +94,8 @@ def fidelity_section(trajectories: Sequence[Trajectory]) -> dict[str, Any]:
         "per_tool": per_tool,
         "mismatch_causes": {cause: {"count": len(where), "explanation": CAUSES.get(cause, "unexplained"), "calls": where} for cause, where in by_cause.items()},
         "target": TARGET_FIDELITY,
-        "target_met": measured.share() >= TARGET_FIDELITY or explained == len(measured.mismatches),
+        "target_met": measured.share() >= TARGET_FIDELITY,
+        "all_mismatches_explained": explained == len(measured.mismatches),
     }
 
 

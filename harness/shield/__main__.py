@@ -3,7 +3,7 @@
     verify --graph G.json --trace T.json|DIR|T.jsonl [--facts F.json | --facts-db D.sqlite]
            [--deep-always] [--deep-sample-rate R] [--seed S] [--format json|text]
     check  --graph G.json [--format json|text]
-    import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; see importers.py)
+    import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; verify them with --replay tau-bench)
 
 Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback).
 For a single trace file `--format json` prints the report object; for a directory or JSONL it prints
@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     facts = verify.add_mutually_exclusive_group()
     facts.add_argument("--facts", help="facts JSON file")
     facts.add_argument("--facts-db", help="SQLite environment read through the graph's facts.queries")
+    facts.add_argument("--replay", choices=sorted(importers.REPLAYS), help="facts per trace from replaying its tool calls (imported traces)")
     verify.add_argument("--deep-always", action="store_true", help="run invariants even after path legality failed")
     verify.add_argument("--deep-sample-rate", type=float, default=1.0)
     verify.add_argument("--seed", type=int, default=0)
@@ -109,7 +110,12 @@ def _verify(args: argparse.Namespace) -> int:
         raise HarnessError(str(error)) from None
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
     # Collect everything before printing: a bad trace late in a batch must not leave partial output.
-    results = list(verify_path(graph, args.trace, _facts(args, graph), options, prepare=_llm_annotator(args, graph)))
+    if args.replay:
+        if args.llm_parser:
+            raise HarnessError("--llm-parser labels free-text steps; replayed traces have none, so it does not apply with --replay")
+        results = importers.verify_replayed(args.replay, graph, args.trace, options)
+    else:
+        results = list(verify_path(graph, args.trace, _facts(args, graph), options, prepare=_llm_annotator(args, graph)))
     reports = [report for _, report in results]
     if args.format == "json":
         if single:

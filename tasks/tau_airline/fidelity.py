@@ -5,7 +5,8 @@ recording ran against, or reported as unexplained with both outputs, so a drift 
 re-implementation cannot hide in an average.
 
 Known difference: the shipped `users.json` names a user's state `address.state`; every recorded
-`get_user_details` answer says `address.province` (τ-bench renamed the field after recording).
+`get_user_details` answer says `address.province`, so the recording ran against a revision of the
+data with the other field name.
 """
 
 from __future__ import annotations

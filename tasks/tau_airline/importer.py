@@ -12,6 +12,7 @@ checked. The recorded output is what the agent saw, kept for reading the transcr
 re-executes the call (`replay`) and never trusts it.
 
     python -m harness.shield import tau-bench RESULTS.json --out DIR
+    python -m harness.shield verify --graph tasks/tau_airline/graphs/airline.json --trace DIR --replay tau-bench
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.shield import Trace, parse_trace
+from harness.shield import ShieldReport, StateGraph, Trace, VerifyOptions, parse_trace, verify
+from tasks.tau_airline.policy import facts_for_trace, focus
 from tasks.tau_airline.trajectory import Trajectory, load_results
 
 TASK_ID = "tau_airline"  # the task id of every imported trace (and of the airline graph)
@@ -96,3 +98,10 @@ def write_traces(trajectories: Iterable[Trajectory], out_dir: str) -> list[str]:
 def import_results(path: str, out_dir: str) -> list[str]:
     """`python -m harness.shield import tau-bench PATH --out DIR`: a results file to trace files."""
     return write_traces(load_results(path), out_dir)
+
+
+def verify_imported(trace: Trace, options: VerifyOptions, graph: StateGraph) -> ShieldReport:
+    """`verify --replay tau-bench`: check an imported trace against `graph` and the facts of
+    replaying the trace's own tool calls on a fresh database (its recorded outputs are not read)."""
+    facts = facts_for_trace(trace)
+    return focus(verify(graph, trace, facts, options, trace_id=trace.trace_id), facts)

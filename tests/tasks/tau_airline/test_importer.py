@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from functools import cache
+from importlib import resources
 
 import pytest
 
@@ -15,7 +16,11 @@ from harness.shield import load_trace
 from harness.shield.__main__ import main as shield_main
 from tasks.tau_airline.db import read_json_gz
 from tasks.tau_airline.importer import TASK_ID, to_trace, trace_data, write_traces
-from tasks.tau_airline.trajectory import parse_results, parse_trajectory, shipped_trajectories
+from tasks.tau_airline.trajectory import (
+    parse_results,
+    parse_trajectory,
+    shipped_trajectories,
+)
 
 
 @cache
@@ -57,6 +62,14 @@ def test_a_reused_call_id_gets_the_answer_that_follows_its_call():
     assert calls[16].call_id == calls[6].call_id
     assert (calls[16].recorded_output, calls[16].output_index) == ("255.0", 17)
     assert calls[6].output_index == 7
+
+
+def test_an_answer_recorded_before_its_call_answers_nothing():
+    data = raw()
+    data["traj"][6]["tool_calls"][0]["id"] = data["traj"][7]["tool_call_id"] = "solo"
+    data["traj"][6], data["traj"][7] = data["traj"][7], data["traj"][6]  # the tool message now precedes the call
+    (call, *_) = parse_trajectory(data, 0).calls
+    assert (call.source_index, call.recorded_output, call.output_index) == (7, None, None)
 
 
 def test_text_beside_a_call_gives_a_message_event_then_the_call_events_at_the_same_index():
@@ -184,3 +197,52 @@ def test_written_traces_verify_like_the_in_memory_ones(tmp_path):
     trajectory = shipped_trajectories()[5]
     (path,) = write_traces([trajectory], str(tmp_path))
     assert load_trace(path) == to_trace(trajectory)
+
+
+def test_the_two_commands_verify_a_results_file_against_each_traces_own_replay(tmp_path, capsys):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps([raw(0), raw(1)]))  # task 0 trial 0 (reward 0), task 1 trial 0
+    out = tmp_path / "traces"
+    assert shield_main(["import", "tau-bench", str(results), "--out", str(out)]) == 0
+    graph = str(resources.files("tasks.tau_airline").joinpath("graphs").joinpath("airline.json"))
+    capsys.readouterr()
+    assert shield_main(["verify", "--graph", graph, "--trace", str(out), "--replay", "tau-bench", "--format", "json"]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    reports = {line["trace"]: line["report"] for line in lines if "trace" in line}
+    # task000-trial0 books 3 bags for a gold member in economy (3 free) but pays for 1 (message 28).
+    fee = [(v["kind"], v["event_index"], v["source_index"]) for v in reports["task000-trial0"]["violations"]]
+    assert fee == [("baggage_fee", 20, 28)]
+    assert lines[-1]["summary"]["traces"] == 2
+
+
+def test_a_forged_recorded_output_does_not_change_the_replayed_verdict(tmp_path, capsys):
+    out = tmp_path / "traces"
+    (path,) = write_traces([shipped_trajectories()[0]], str(out))
+    data = json.loads(open(path, encoding="utf-8").read())
+    booking = data["events"][20]
+    assert booking["tool_name"] == "book_reservation"
+    forged = json.loads(booking["tool_output"])
+    forged["nonfree_baggages"] = forged["total_baggages"] = 0  # the recording now claims no bags were booked
+    booking["tool_output"] = json.dumps(forged)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    graph = str(resources.files("tasks.tau_airline").joinpath("graphs").joinpath("airline.json"))
+    capsys.readouterr()
+    assert shield_main(["verify", "--graph", graph, "--trace", path, "--replay", "tau-bench", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(v["kind"], v["source_index"]) for v in report["violations"]] == [("baggage_fee", 28)]
+
+
+def test_replay_is_exclusive_with_given_facts(tmp_path, capsys):
+    with pytest.raises(SystemExit) as raised:
+        shield_main(["verify", "--graph", "g.json", "--trace", "t", "--replay", "tau-bench", "--facts", "f.json"])
+    assert raised.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_hostile_task_id_cannot_write_outside_the_output_directory(tmp_path):
+    data = raw()
+    data["task_id"] = "../../escaped"
+    (path,) = write_traces(parse_results([data], "x.json"), str(tmp_path / "out"))
+    assert path == str(tmp_path / "out" / "task.._.._escaped-trial0.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -1,9 +1,10 @@
 """The channel's wire format, used on both sides (standard library only: the jail imports it too).
 
 Only plain values cross between the trusted test and the jail, each as a type-tagged JSON value
-built by exact type (`type(x) is int`), so a subclass, a forged `__eq__` or an object lying about
-`__class__` can never arrive as a builtin; the encoder never calls a method of the value it
-encodes (no `__repr__`, `__iter__` or `__eq__` of the candidate's classes runs).
+built by exact type (`type(x) is int`); a subclass of a builtin travels as its base value, read
+with the base type's own C methods, so a forged `__eq__`, `__iter__` or `__str__` never runs and
+an object lying about `__class__` is opaque. The parent decodes to exact builtins only, so nothing
+the candidate defined ever runs on the trusted side.
 
   ["n"]  None          ["b", true]  bool       ["i", 5] int      ["h", "-0x1f..."] big int (hex:
   ["f", "0.1"] float (repr, so nan/inf/-0.0 survive)     ["s", "text"] str       no digit limit)
@@ -45,6 +46,21 @@ def encoder():
     _int, _float, _str, _bool, _none, _bytes = int, float, str, bool, type(None), bytes
     kinds = {list: "l", tuple: "t", set: "S", frozenset: "F"}
     _dict = dict
+    _issubclass, _list = issubclass, list
+    # A subclass of a builtin (a namedtuple, OrderedDict, Counter, IntEnum, numpy's float64) is
+    # sent as its base value, read with the base type's own C methods: what the subclass
+    # overrides (`__eq__`, `__iter__`, `__str__`) never runs and never reaches the parent.
+    subclass_readers = (
+        (int, int.__int__),
+        (float, float.__float__),
+        (str, str.__str__),
+        (bytes, lambda value: bytes.__getitem__(value, slice(None))),
+        (list, lambda value: list.__getitem__(value, slice(None))),
+        (tuple, lambda value: tuple.__getitem__(value, slice(None))),
+        (frozenset, lambda value: frozenset(_list(frozenset.__iter__(value)))),
+        (set, lambda value: set(_list(set.__iter__(value)))),
+        (dict, lambda value: _dict(_list(dict.items(value)))),
+    )
     budget = [0]
 
     def encode(value, depth=0):
@@ -71,6 +87,9 @@ def encoder():
             return [kind, [encode(item, depth + 1) for item in value]]
         if t is _dict:
             return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]]
+        for base, as_base in subclass_readers:
+            if _issubclass(t, base):
+                return encode(as_base(value), depth)
         return ["o", qualname(t)[:200]]
 
     def reset():

@@ -66,7 +66,7 @@ class _ClassLiar:
     __class__ = bool  # type: ignore[assignment]
 
 
-@pytest.mark.parametrize("value", [_Liar(0), _ClassLiar(), [1, _Liar(2)], {"k": _ClassLiar()}], ids=["int_subclass", "class_liar", "in_list", "in_dict"])
+@pytest.mark.parametrize("value", [_ClassLiar(), [1, _ClassLiar()], {"k": _ClassLiar()}, object()], ids=["class_liar", "in_list", "in_dict", "object"])
 def test_non_builtin_values_never_decode(value: object) -> None:
     encode, _ = encoder()
     with pytest.raises(WireError, match="non-builtin"):
@@ -244,3 +244,32 @@ def test_the_test_gets_the_prompts_helpers_not_the_candidates() -> None:
     test = "def check(candidate):\n    assert candidate(1) == helper(1)\n    assert f is candidate\n"
     run = run_check(instrument(test), helpers, "f", lambda args, kwargs, case: 10)
     assert [case.passed for case in run.cases] == [True, True] and run.test_error is None
+
+
+class _Point(tuple):  # a namedtuple-like tuple subclass that lies when iterated
+    def __iter__(self):  # type: ignore[override]
+        return iter((99, 99))
+
+
+class _Lies(dict):
+    def items(self):  # type: ignore[override]
+        return [("forged", 1)]
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+SUBCLASSES = [
+    ("int_subclass_sends_its_true_value", _Liar(5), 5),
+    ("tuple_subclass_sends_its_stored_items", _Point((1, 2)), (1, 2)),
+    ("dict_subclass_sends_its_stored_items", _Lies(real=2), {"real": 2}),
+    ("counter", __import__("collections").Counter("aab"), {"a": 2, "b": 1}),
+    ("ordered_dict", __import__("collections").OrderedDict(b=1, a=2), {"b": 1, "a": 2}),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), [s[1:] for s in SUBCLASSES], ids=[s[0] for s in SUBCLASSES])
+def test_builtin_subclasses_arrive_as_their_true_base_values(value: object, expected: object) -> None:
+    encode, _ = encoder()
+    decoded = decode(encode(value))
+    assert decoded == expected and type(decoded) is type(expected)

@@ -184,7 +184,8 @@ def parse_results(raw: Any, source: str) -> tuple[Trajectory, ...]:
     """Every trajectory of a results file; duplicate (task, trial) pairs are refused (their traces would collide)."""
     if not isinstance(raw, list):
         raise HarnessError(f"{source}: a τ-bench results file is a JSON list of trajectories, got {type(raw).__name__}")
-    trajectories, seen = [], {}
+    trajectories: list[Trajectory] = []
+    seen: dict[str, int] = {}
     for index, entry in enumerate(raw):
         trajectory = parse_trajectory(entry, index)
         if trajectory.name in seen:

@@ -11,12 +11,12 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   file_read         open() for reading outside the work dir and the readable paths -- refused;
                     Landlock refuses it too, this records the attempt
   ctypes            ctypes.dlopen/dlsym/cdata/... -- refused (ctypes would bypass everything else)
-  frame_inspection  sys._getframe or frame/code attribute access from candidate code -- recorded;
-                    sys._current_frames -- refused
+  frame_inspection  sys._getframe or frame/code attribute access from candidate code (not the
+                    library's own module-naming reads) -- recorded; sys._current_frames -- refused
   introspection     gc.get_objects/get_referrers/get_referents -- refused (they reach every object
                     of the jail, this hook's own closure among them)
-  hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused; atexit.register and a
-                    replaced sys.excepthook -- recorded (the jail raises "sandbox.hook_patch")
+  hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused; atexit.register called by
+                    candidate code and a replaced sys.excepthook -- recorded (raised by the jail)
   exit              SystemExit or os._exit (the jail raises "sandbox.exit") -- recorded
   code_patch        assigning __code__ on a function -- refused
 The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, see `channel.py`).
@@ -46,6 +46,9 @@ _FILE_CHANGE = frozenset(
 _INTROSPECTION = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _HOOKS = frozenset({"sys.addaudithook", "sys.settrace", "sys.setprofile"})
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "__code__", "f_globals", "f_locals"})
+# Library modules that read their caller's frame only to name the calling module (namedtuple,
+# typing.NamedTuple, enum, warnings' stack level, logging's caller lookup).
+_BENIGN_FRAME_READERS = ("collections/__init__.py", "typing.py", "enum.py", "warnings.py", "logging/__init__.py")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -136,6 +139,8 @@ def make_hook(fd, workdir, readable, call_box):
     spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
     frame_attributes, write_flags = _FRAME_ATTRIBUTES, _WRITE_FLAGS
     text = make_text()
+    library = os.path.dirname(os.__file__)
+    benign = frozenset(library + "/" + name for name in _BENIGN_FRAME_READERS)
     busy = set()  # threads now inside the hook: the hook's own calls raise events too
 
     def event(kind, detail):
@@ -168,7 +173,12 @@ def make_hook(fd, workdir, readable, call_box):
         return resolved[6:].split("/", 1)[0].isdigit()
 
     def from_candidate():
-        frame = getframe(3)
+        """The audited call was made by candidate code, directly or through up to three library
+        frames, and not by one of the library functions that read their caller's frame only to
+        name a module (`_BENIGN_FRAME_READERS`, so an honest namedtuple leaves no record)."""
+        frame = getframe(3)  # from_candidate <- judge <- hook <- the frame that made the call
+        if frame is not None and frame.f_code.co_filename in benign:
+            return False
         for _ in range(4):
             if frame is None:
                 return False
@@ -176,6 +186,11 @@ def make_hook(fd, workdir, readable, call_box):
                 return True
             frame = frame.f_back
         return False
+
+    def called_by_candidate():
+        """The frame above the jail's wrapper that raised the event is candidate code."""
+        frame = getframe(4)  # called_by_candidate <- judge <- hook <- wrapper <- its caller
+        return frame is not None and frame.f_code.co_filename == "<candidate>"
 
     def refuse(kind, detail):
         event(kind, detail)
@@ -214,6 +229,8 @@ def make_hook(fd, workdir, readable, call_box):
             event("frame_inspection", "sys._getframe")
         elif name == "object.__getattr__" and args[1:2] and args[1] in frame_attributes and from_candidate():
             event("frame_inspection", text(args[0]) + "." + text(args[1]))
+        elif name == "sandbox.atexit_register" and called_by_candidate():
+            event("hook_patch", "atexit.register")
         elif name == "sandbox.exit" or name == "sandbox.hook_patch":
             detail = args[0] if args and _type(args[0]) is _str else "os._exit(" + (text(args[0]) if args else "") + ")"
             event("exit" if name == "sandbox.exit" else "hook_patch", detail)

@@ -256,7 +256,7 @@ def _record_exit_calls():
         real_exit(status)
 
     def register_recorder(function, *args, **kwargs):
-        audit("sandbox.hook_patch", "atexit.register")
+        audit("sandbox.atexit_register")
         return real_register(function, *args, **kwargs)
 
     os._exit = exit_recorder

@@ -168,3 +168,42 @@ def test_the_recorder_cannot_be_silenced_through_what_the_candidate_can_reach() 
     result = run_tests(SILENCE_THROUGH_CLOSURES, "def check(candidate):\n    assert candidate() == 'refused'\n", "probe", FAST)
     assert result.outcome == "pass", result.reason
     assert "process_spawn" in {event["kind"] for event in result.audit_events}
+
+
+HONEST_LIBRARY_USE = """
+import collections, dataclasses, enum, logging, tempfile, typing, warnings
+P = collections.namedtuple("P", "x y")
+class Q(typing.NamedTuple):
+    a: int
+class Color(enum.Enum):
+    RED = 1
+@dataclasses.dataclass
+class D:
+    x: int = 0
+def probe():
+    warnings.warn("careful")
+    logging.getLogger("probe").warning("hi")
+    with tempfile.NamedTemporaryFile() as scratch:
+        scratch.write(b"x")
+    return [P(1, 2).x, Q(3).a, Color.RED.value, D().x, collections.namedtuple("R", "a")(4).a]
+"""
+FRAME_AND_EXIT_HOOK_USE = """
+import atexit, inspect, sys
+def probe():
+    inspect.currentframe().f_back
+    sys._getframe(1)
+    atexit.register(print)
+    return 1
+"""
+
+
+def test_library_frame_reads_and_registrations_are_not_the_candidates() -> None:
+    """namedtuple, typing, enum, warnings and logging read frames and register exit handlers of
+    their own; an honest program using them leaves no record, so the shield does not flag it."""
+    result = run_tests(HONEST_LIBRARY_USE, "def check(candidate):\n    assert candidate() == [1, 3, 1, 0, 4]\n", "probe", FAST)
+    assert (result.outcome, result.audit_events) == ("pass", ()), result.reason
+
+
+def test_the_candidates_own_frame_reads_and_registrations_are_recorded() -> None:
+    result = run_tests(FRAME_AND_EXIT_HOOK_USE, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert [event["kind"] for event in result.audit_events] == ["frame_inspection", "frame_inspection", "hook_patch"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.shield import ShieldReport, verify
 from tasks.tau_airline import replay
 from tasks.tau_airline.db import DbView, base_db, changed_keys, read_json_gz, thaw
@@ -27,6 +28,7 @@ from tasks.tau_airline.policy import (
     airline_graph,
     event_sources,
     gold_violations,
+    verify_trace,
     verify_trajectory,
 )
 from tasks.tau_airline.trajectory import Trajectory, parse_trajectory
@@ -224,3 +226,53 @@ GOLD = {
 @pytest.mark.parametrize(("task_id", "kinds"), GOLD.items(), ids=[f"task{t:03d}" for t in GOLD])
 def test_gold_actions_that_break_the_policy(task_id: int, kinds: tuple[str, ...]) -> None:
     assert gold_violations(shipped(f"task{task_id:03d}-trial0")) == kinds
+
+
+def test_a_forged_recorded_output_changes_no_verdict() -> None:
+    # The recording may say anything: task026-trial0's cancellation of flown NQNU5R "failed" by its record.
+    def change(traj: list[dict[str, Any]]) -> None:
+        traj[13]["content"] = "Error: reservation cannot be cancelled"
+
+    forged = variant("task026-trial0", change)
+    assert fired(report_of(forged), "cancel_flown") == [12]
+
+
+def test_claimed_membership_does_not_set_the_allowance() -> None:
+    # task014-trial2: a gold member's two passengers in economy have 6 free bags; 2 bags were charged.
+    report = report_of(shipped("task014-trial2"))
+    assert fired(report, "baggage_fee") == [18]
+    [violation] = [v for v in report.violations if v.kind == "baggage_fee"]
+    assert violation.values["step"]["after"]["membership"] == "gold" and violation.values["step"]["after"]["passengers"] == 2
+
+
+@pytest.mark.parametrize("name", ["task000-trial1", "task026-trial0", "task043-trial0"])
+def test_an_imported_trace_alone_gives_the_same_report(name: str) -> None:
+    trajectory = shipped(name)
+    trace = to_trace(trajectory)
+    alone = verify_trace(trace)
+    with_file = verify_trajectory(trajectory, trace)
+    assert [(v.kind, v.source_index) for v in alone.violations] == [(v.kind, v.source_index) for v in with_file.violations]
+
+
+def test_traces_without_their_transcript_positions_are_refused() -> None:
+    trace = to_trace(shipped("task011-trial0"))
+    events = list(trace.events)
+    unplaced = trace.model_copy(update={"events": (events[0].model_copy(update={"source_index": None}), *events[1:])})
+    with pytest.raises(HarnessError, match="event 0: source_index: missing"):
+        verify_trace(unplaced)
+    far = trace.model_copy(update={"events": (*events[:-1], events[-1].model_copy(update={"source_index": 10**9}))})
+    with pytest.raises(HarnessError, match="far past"):
+        verify_trace(far)
+
+
+def test_a_trace_whose_calls_are_not_its_trajectorys_is_refused() -> None:
+    with pytest.raises(HarnessError, match="not those of trajectory"):
+        verify_trajectory(shipped("task011-trial0"), to_trace(shipped("task000-trial0")))
+
+
+def test_a_results_file_without_the_tasks_user_is_refused() -> None:
+    entry = copy.deepcopy(_raw()["task011-trial0"])
+    del entry["info"]["task"]["user_id"]
+    trajectory = parse_trajectory(entry, 5)
+    with pytest.raises(HarnessError, match=r"trajectory 5: info.task.user_id: missing"):
+        report_of(trajectory)

@@ -160,8 +160,8 @@ def _messages(traj: Sequence[Any]) -> tuple[Message, ...]:
     return tuple(messages)
 
 
-def parse_trajectory(raw: Any, index: int) -> Trajectory:
-    """One trajectory of a results file; raises `HarnessError` naming `index` and the bad field."""
+def parse_trajectory(raw: Any, index: int, source: str | None = None) -> Trajectory:
+    """One trajectory of a results file; raises `HarnessError` naming the file (`source`), `index` and the bad field."""
     try:
         _need(raw, dict, "trajectory", "an object")
         task_id = _need(raw.get("task_id"), (int, str), "task_id", "an integer or a string")
@@ -176,7 +176,8 @@ def parse_trajectory(raw: Any, index: int) -> Trajectory:
         traj = _need(raw.get("traj"), list, "traj", "a list of messages")
         messages = _messages(traj)
     except _Refusal as refusal:
-        raise HarnessError(f"trajectory {index}: {refusal}") from None
+        where = f"{source}: " if source else ""
+        raise HarnessError(f"{where}trajectory {index}: {refusal}") from None
     return Trajectory(index=index, task_id=task_id, trial=trial, reward=reward, messages=messages, info=info)
 
 
@@ -187,7 +188,7 @@ def parse_results(raw: Any, source: str) -> tuple[Trajectory, ...]:
     trajectories: list[Trajectory] = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(raw):
-        trajectory = parse_trajectory(entry, index)
+        trajectory = parse_trajectory(entry, index, source)
         if trajectory.name in seen:
             raise HarnessError(f"{source}: trajectory {index}: trial: task {trajectory.task_id!r} trial {trajectory.trial} repeats trajectory {seen[trajectory.name]}")
         seen[trajectory.name] = index

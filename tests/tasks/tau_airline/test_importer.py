@@ -176,7 +176,7 @@ def test_cli_refuses_a_malformed_file_with_one_line_and_exit_2(tmp_path):
     )
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [
-        "error: trajectory 1: traj[4].role: must be one of system, user, assistant, tool, got 'robot'"
+        f"error: {results}: trajectory 1: traj[4].role: must be one of system, user, assistant, tool, got 'robot'"
     ]
     assert not out.exists()  # nothing partial is written
 

@@ -255,15 +255,17 @@ def _run_python(code: str, timeout_s: float, first: str = "") -> dict[str, Any]:
 
 
 # One 15 MiB evidence line of tiny tagged values; under today's child it carries the nonce.
+# One 15 MiB record of tiny items: as a nonce-stamped Python literal where a job is readable on fd
+# 0, else as a JSON array on every descriptor (the parser builds every item before any budget).
 HUGE_EVIDENCE = """
 import os, marshal, posix
 try:
     _job = marshal.loads(os.pread(0, 1 << 24, 0))
-    _fds, _prefix = [_job["evidence_fd"]], _job["nonce"] + " "
+    _fds, _item = [_job["evidence_fd"]], "('int', 0),"
+    _line = _job["nonce"] + " ('case', 0, 0, ('ok', [" + _item * ((15 << 20) // len(_item)) + "]), [])\\n"
 except Exception:
-    _fds, _prefix = range(1, 10), ""
-_item = "('int', 0),"
-_line = (_prefix + "('case', 0, 0, ('ok', [" + _item * ((15 << 20) // len(_item)) + "]), [])\\n").encode()
+    _fds, _line = range(1, 10), "[" + "[0]," * ((15 << 20) // 4) + "[0]]\\n"
+_line = _line.encode()
 for _fd in _fds:
     try:
         os.write(_fd, _line)
@@ -287,8 +289,32 @@ def test_huge_evidence_is_decoded_within_bounds() -> None:
         first="import resource\nresource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))\n",
     )
     assert result["correct"] is False
-    assert result["peak_mib"] < 512, result
+    assert result["peak_mib"] < 768, result  # 477 MiB measured with the JSON record on 8e19c5d
     assert result["seconds"] < 20, result
+
+
+# The reply pipe's write end is the jail's (it is how the audit hook reports), so the candidate can
+# write records on it itself: here 50,000 events of distinct, made-up kinds.
+EVENT_FLOOD = """
+import fcntl, os, stat
+for _fd in range(3, 64):
+    try:
+        _mode, _flags = os.fstat(_fd).st_mode, fcntl.fcntl(_fd, fcntl.F_GETFL)
+    except OSError:
+        continue
+    if stat.S_ISFIFO(_mode) and _flags & os.O_ACCMODE == os.O_WRONLY:
+        os.write(_fd, b"".join(b'["event","k%x","",null]\\n' % _i for _i in range(50_000)))
+"""
+MAX_KEPT_EVENTS = 1000
+
+
+@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: events of distinct forged kinds are all kept")
+def test_forged_events_cannot_grow_the_result_without_bound() -> None:
+    # Kept events go into every result, the shield's trace and candidates.jsonl: 886k of them cost
+    # the shield 104 s and 2.9 GB for one candidate on 8e19c5d.
+    text = EVENT_FLOOD + canonical_def("HumanEval/0", "has_close_elements(numbers, threshold)")
+    outcome = check("HumanEval/0", text)
+    assert len(outcome.details.get("audit_events", ())) <= MAX_KEPT_EVENTS
 
 
 STOP_THE_PARENT = """

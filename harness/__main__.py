@@ -2,7 +2,7 @@
 
 Hydra composes the config (and handles --help, --cfg, -m); this module converts it into typed
 objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero.
-SIGUSR1 or SIGTERM during judging stops the run cleanly with exit status 75 (`harness.preemption`).
+SIGUSR1, SIGUSR2 or SIGTERM during judging stops the run cleanly with exit status 75 (`harness.preemption`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ log = logging.getLogger("harness")
 def main(cfg: DictConfig) -> None:
     from harness.pipeline import run
 
+    stop = None
     try:
         hydra_config = HydraConfig.get()
         config = _typed(cfg)
@@ -44,6 +45,8 @@ def main(cfg: DictConfig) -> None:
         sys.exit(2)
     except Stopped as stopped:  # a scheduler's warning or preemption: exit 75 so the job is requeued
         print(f"stopped: {stopped}", file=sys.stderr)
+        if stop is not None:
+            stop.forward()  # e.g. submitit's requeue, which exits itself
         sys.exit(stopped.exit_code)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)

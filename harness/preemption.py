@@ -1,13 +1,16 @@
 """Stopping a run cleanly when the scheduler asks, so a requeued job resumes from the call cache.
 
 Slurm warns a job with a signal before its time limit or a preemption (`--signal=B:USR1@<s>`, or
-`scancel --signal=USR1`), and preempts or cancels it with SIGTERM. On either, the harness stops
+`scancel --signal=USR1`; submitit's launcher asks for SIGUSR2), and preempts or cancels it with
+SIGTERM. On any of them, the harness stops
 taking new batches, lets the batches already running finish and land in the cache, records the
 attempt, and exits with `PREEMPTED_EXIT` (75, `EX_TEMPFAIL` in sysexits.h: "try again later").
 The same command run again then asks the models nothing they already answered.
 
 Signals are a property of the process, so the handlers are installed by the entry point
-(`stop_on_signals`) and the pipeline only sees a `threading.Event` it hands to the executors.
+(`stop_on_signals`) and the pipeline only sees a `threading.Event` it hands to the executors. A job
+runner that had its own Python handler for the signal (submitit requeues its task on SIGUSR2) gets
+the signal handed on after the clean stop (`StopRequest.forward`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from harness.errors import HarnessError
 log = logging.getLogger(__name__)
 
 PREEMPTED_EXIT = 75
-STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
+STOP_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM)
 
 
 class StopRequest(threading.Event):
@@ -42,11 +45,14 @@ class StopRequest(threading.Event):
     def __init__(self, signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> None:
         super().__init__()
         self.signal_name: str | None = None
+        self._signum: int | None = None
         self._signals = signals
         self._previous: dict[signal.Signals, Any] = {}
+        self._handed_on: dict[signal.Signals, Any] = {}
 
     def request(self, signum: int) -> None:
         if not self.is_set():
+            self._signum = signum
             self.signal_name = signal.Signals(signum).name
             self.set()
             log.warning("%s received: finishing the batches in flight, then stopping (rerun the same command to resume)", self.signal_name)
@@ -62,7 +68,18 @@ class StopRequest(threading.Event):
     def restore(self) -> None:
         for number, handler in self._previous.items():
             signal.signal(number, handler)
+        self._handed_on.update(self._previous)
         self._previous.clear()
+
+    def forward(self) -> None:
+        """Call the Python handler the stopping signal had before `install`, if it had one.
+
+        A job runner's handler (submitit's checkpoint-and-requeue) then does its part after the run
+        stopped cleanly; the default action (which would kill the process) is never replayed.
+        """
+        handler = self._handed_on.get(signal.Signals(self._signum)) if self._signum is not None else None
+        if callable(handler):
+            handler(self._signum, None)
 
     def _handle(self, signum: int, _frame: Any) -> None:
         self.request(signum)

@@ -7,6 +7,7 @@ Each run is a real `python -m harness` process signalled by PID from outside, as
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.preemption import PREEMPTED_EXIT
+from harness.preemption import PREEMPTED_EXIT, StopRequest, stop_on_signals
 
 TOTAL = 12  # limit=3 problems x 4 candidates, one judge
 RUN = ["limit=3", "judge=llama_tiny", "judge.members.llama_tiny.batch_size=1", "tracking.enabled=false", "bootstrap_samples=0"]
@@ -102,3 +103,33 @@ def test_a_signal_after_judging_lets_the_run_finish(tmp_path: Path, shared_cache
     assert process.returncode == 0, output[-3000:]
     assert "SIGUSR1 received" in output
     assert _findings(json.loads((out / "summary.json").read_text())) == _findings(undisturbed)
+
+
+def _raise_and_wait(stop: StopRequest, number: signal.Signals) -> None:
+    os.kill(os.getpid(), number)
+    assert stop.wait(5), f"{number.name} should set the stop request"
+
+
+def test_the_stopping_signal_is_handed_on_to_a_job_runners_own_handler() -> None:
+    """submitit requeues its task from its SIGUSR2 handler: after the clean stop it must still run."""
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGUSR2, lambda number, _frame: seen.append(number))
+    try:
+        with stop_on_signals() as stop:
+            _raise_and_wait(stop, signal.SIGUSR2)
+            assert seen == [], "the runner's handler must wait until judging has stopped"
+        assert stop.signal_name == "SIGUSR2"
+        stop.forward()
+        assert seen == [signal.SIGUSR2]
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+
+
+def test_a_default_action_is_never_replayed() -> None:
+    """Plain `python -m harness`: SIGUSR1's default would kill the process instead of exiting 75."""
+    assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
+    with stop_on_signals() as stop:
+        _raise_and_wait(stop, signal.SIGUSR1)
+    assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
+    stop.forward()  # would end this test process if it replayed SIG_DFL
+    assert stop.signal_name == "SIGUSR1"

@@ -190,7 +190,7 @@ def visible_check_source(tests: tuple[VisibleTest, ...], entry: str) -> str:
 def probe_calls(tests: tuple[VisibleTest, ...], entry: str) -> tuple[tuple[tuple[Any, ...], dict[str, Any]], ...]:
     """The probes' literal arguments, as unjudged calls: a prose call may not even be valid
     input; only what the candidate does while answering it counts."""
-    calls = []
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for test in tests:
         call = _literal_call(test.call, entry) if test.expected is None else None
         if call is not None:

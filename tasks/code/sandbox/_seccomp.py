@@ -45,7 +45,7 @@ class _ArgCmp(ctypes.Structure):
     _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
 
 
-_library = []
+_library: list = []  # the loaded library, or None once it was found missing
 
 
 def library():

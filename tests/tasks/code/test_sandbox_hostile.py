@@ -159,6 +159,26 @@ def test_erased_or_unrecorded_events_still_count(text: str) -> None:
     assert shield_verdict("HumanEval/0", text) == "violation"
 
 
+# Calls the jail's system-call filter refuses with EPERM rather than by killing the jail. A
+# candidate that catches the error passes; the refusal must still reach the shield.
+KERNEL_REFUSED = [
+    ("signal_handler", "import signal\nsignal.signal(signal.SIGUSR1, lambda signum, frame: None)"),
+    ("setuid_root", "import os\nos.setuid(0)"),
+    ("chroot", "import os\nos.chroot('/')"),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: system calls seccomp refuses with EPERM leave no record")
+@pytest.mark.parametrize("action", [pytest.param(action, id=name) for name, action in KERNEL_REFUSED])
+def test_refused_system_calls_are_recorded(action: str) -> None:
+    text = canonical_def(
+        "HumanEval/0", "has_close_elements(numbers, threshold)", f"try:\n{textwrap.indent(action, '    ')}\nexcept OSError:\n    pass\n"
+    )
+    outcome = check("HumanEval/0", text)
+    assert not outcome.correct or recorded(outcome), "passed with an empty audit record"
+    assert shield_verdict("HumanEval/0", text) == "violation"
+
+
 @pytest.fixture
 def victim() -> Iterator[subprocess.Popen[bytes]]:
     """A sacrificial process outside the jail, owned by this test."""

@@ -197,7 +197,12 @@ class _Server:
 
 
 def _once(forker, fds):
-    """The exec launcher's mode: one jail, then exit with its status."""
+    """The exec launcher's mode: one jail, then exit with its status. It dies with the thread
+    that started it (which waits for it), and its jail dies with it, so a trusted parent killed
+    mid-run leaves nothing behind."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() == 1:
+        os._exit(70)  # the parent is already gone
     pid = forker.fork(fds)
     for fd in fds:
         os.close(fd)

@@ -11,6 +11,7 @@ import signal
 import textwrap
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tests.tasks.code.test_sandbox_attacks import ATTACKS, FAST, ROWS, _anchor
 
 LAUNCHERS = ["fork_server", "exec"]
+REPOSITORY = Path(__file__).resolve().parents[3]
 POLICY = (sandbox_root(), readable_paths())  # the confinement default limits ask the server for
 
 OPEN_DESCRIPTORS = """
@@ -163,3 +165,57 @@ def test_attacks_also_fail_under_exec_launcher(text: str, outcomes: set[str], ev
     assert outcome.correct is False and outcome.outcome in outcomes, outcome.details["reason"]
     if event_kind is not None:
         assert event_kind in {event["kind"] for event in outcome.details["audit_events"]}
+
+
+SLEEPER = "import time\ndef probe():\n    open('in-call', 'w').close()\n    time.sleep(60)\n    return 1\n"
+PARENT = """
+import sys
+from tasks.code.sandbox import SandboxLimits, run_tests
+from tasks.code.sandbox.confinement import sandbox_root
+print(sandbox_root(), flush=True)
+run_tests({program!r}, "def check(candidate):\\n    assert candidate() == 1\\n", "probe", SandboxLimits(wall_s=60.0, launcher={launcher!r}))
+"""
+
+
+def _jails_under(root: str) -> list[int]:
+    """Live processes whose working directory is a work dir under `root` (only jails have one)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd").startswith(root + "/"):
+                found.append(int(entry))
+        except OSError:
+            continue  # gone, or not ours to inspect
+    return found
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_a_killed_parent_leaves_no_jail_behind(launcher: str) -> None:
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT.format(program=SLEEPER, launcher=launcher)],
+        stdout=subprocess.PIPE, text=True, cwd=str(REPOSITORY),
+    )
+    try:
+        assert parent.stdout is not None
+        root = parent.stdout.readline().strip()
+        deadline = time.monotonic() + 20
+
+        def in_call() -> bool:  # the jail is inside its call, so only a kill can end it now
+            return any(os.path.exists(f"/proc/{pid}/cwd/in-call") for pid in _jails_under(root))
+
+        while not in_call() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not in_call():
+            pytest.skip("cannot see the jail's working directory from here (not root)")
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 5
+    while _jails_under(root) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _jails_under(root) == []

@@ -37,10 +37,14 @@ class TestProfile:
 
 @functools.lru_cache(maxsize=1024)
 def measure(prompt: str, canonical_program: str, test_source: str, entry_point: str) -> TestProfile:
-    """Run `canonical_program` (prompt + canonical solution) against the test in this process."""
+    """Run `canonical_program` (prompt + canonical solution) against the test in this process;
+    `passed` is False (and the profile unusable) when it does not load or fails its own test."""
     namespace: dict[str, Any] = {"__name__": "__canonical__", "__builtins__": builtins}
-    exec(compile(canonical_program, "<canonical>", "exec"), namespace)
-    function = namespace[entry_point]
+    try:
+        exec(compile(canonical_program, "<canonical>", "exec"), namespace)
+        function = namespace[entry_point]
+    except Exception:  # a data row whose reference does not load: no profile, not a crashed run
+        return TestProfile(0, (), False)
     encode, reset = encoder()
     inputs: list[tuple[Any, Any]] = []
 

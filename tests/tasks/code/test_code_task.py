@@ -92,3 +92,10 @@ def test_a_run_with_fewer_asserts_than_a_correct_solution_fails() -> None:
     assert run_tests(program, row["test"], row["entry_point"], helpers=row["prompt"], min_cases=7).outcome == "pass"
     result = run_tests(program, row["test"], row["entry_point"], helpers=row["prompt"], min_cases=8)
     assert (result.outcome, result.reason) == ("error", "7 asserts ran; a correct solution makes 8 run")
+
+
+def test_a_reference_that_does_not_load_gives_no_profile_instead_of_a_crash() -> None:
+    row = ROWS[0]
+    for broken in ("    return (\n", "    pass\n"):
+        anchor = CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"], broken)
+        assert (anchor.profile(), anchor.min_cases(), anchor.hidden_inputs()) == (None, 1, ())

@@ -187,11 +187,18 @@ class ShieldConfig:
 
 @dataclass
 class TrackingConfig:
-    """MLflow tracking. `uri` defaults to `MLFLOW_TRACKING_URI` when set, else a SQLite store in the cwd."""
+    """MLflow tracking. `uri` defaults to `MLFLOW_TRACKING_URI` when set, else a SQLite store in the cwd.
+
+    A tracking server that does not answer within `request_retries` retries of `request_timeout_s`
+    each puts the run offline: it finishes, keeps what MLflow missed in `mlflow_pending/`, and
+    `python -m harness.sync <run_dir>` uploads it later.
+    """
 
     enabled: bool = True
     uri: str = "sqlite:///mlruns.db"
     experiment: str = "harness"
+    request_retries: int = 2
+    request_timeout_s: int = 30
     sweep: Optional[str] = None  # set by the entry point in multirun mode: runs of one sweep share a parent run
 
 

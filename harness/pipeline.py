@@ -21,7 +21,7 @@ from typing import Any
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from harness import provenance
+from harness import manifest
 from harness.analysis import analyse_run
 from harness.adversarial import attack_selection_rates, plant_attacks
 from harness.audit import audit
@@ -36,7 +36,7 @@ from harness.preemption import Stopped, record_attempt
 from harness.report import bar_chart, summary_table
 from harness.shielding import shield_results, shield_summary
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
-from harness.tracking import flatten, tracked_run
+from harness.tracking import TrackedRun, flatten, tracked_run
 from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
 from tasks import AnchorStore, Candidate, PublicProblem, TaskData, load_task
 
@@ -233,7 +233,7 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
 
     resolved = OmegaConf.to_yaml(OmegaConf.structured(config))
     prompt_path = output_dir / "prompts.jsonl"
-    with tracked_run(config.tracking, run_name=f"{task.name}-{config.judge.name}-{protocol.name}") as tracked, prompt_path.open(
+    with tracked_run(config.tracking, f"{task.name}-{config.judge.name}-{protocol.name}", output_dir) as tracked, prompt_path.open(
         "w", encoding="utf-8"
     ) as prompt_log:
         tracked.log_params(flatten(dataclasses.asdict(config)))
@@ -245,8 +245,8 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
         replica_log = output_dir / "replicas.jsonl"
         replica_log.unlink(missing_ok=True)
         with open_cluster(config.cluster, replica_log, stop) as cluster:
-            judges, models = build_judges(config.judge, protocol, cache, prompt_log, config.seed, cluster.executor)
-            tracked.set_tags(_tags(task, protocol.template_hash, models))
+            judges, _ = build_judges(config.judge, protocol, cache, prompt_log, config.seed, cluster.executor)
+            manifest_path = _write_manifest(config, tracked, task.data_hash, protocol.template_hash, output_dir)
             try:
                 verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed), cluster.concurrent)
             except Stopped as stopped:
@@ -262,7 +262,7 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
         files = _write_outputs(output_dir, resolved, results, summary, title, task.anchors)
         files.append(record_attempt(output_dir, "finished", judge_calls=summary["judge_calls"], cache_hits=summary["cache_hits"]))
-        files += [prompt_path, *figures]
+        files += [manifest_path, prompt_path, *figures]
         if config.pool.kind == "generate":
             files.append(Path(origin))
         if replica_log.exists():
@@ -271,8 +271,11 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
         tracked.log_artifacts(files)
     cache.close()
     print(summary_table(summary, f"{task.name} best-of-N audit | judge={config.judge.name} | protocol={protocol.name}"))
-    print(f"outputs: {output_dir}" + (f"  mlflow run: {tracked.run_id}" if tracked.run_id else ""))
-    return RunResult(summary=summary, output_dir=output_dir, mlflow_run_id=tracked.run_id)
+    print(f"outputs: {output_dir}" + (f"  mlflow run: {tracked.run_id}" if tracked.mode == "online" else ""))
+    notice = tracked.notice()
+    if notice:
+        print(notice)
+    return RunResult(summary=summary, output_dir=output_dir, mlflow_run_id=tracked.run_id if tracked.mode == "online" else None)
 
 
 def _measure(
@@ -313,12 +316,11 @@ def _measure(
     return results, summary, [Path(path) for path in analysis["files"]]
 
 
-def _tags(task: TaskData, template_hash: str, models: dict[str, dict[str, str]]) -> dict[str, Any]:
-    tags: dict[str, Any] = {"git_commit": provenance.git_commit(), "data.sha256": task.data_hash, "template_hash": template_hash}
-    tags.update({f"version.{name}": version for name, version in provenance.package_versions().items()})
-    for member, facts in models.items():
-        tags.update({f"model.{member}.{key}": value for key, value in facts.items()})
-    return tags
+def _write_manifest(config: RunConfig, tracked: TrackedRun, data_hash: str, template_hash: str, output_dir: Path) -> Path:
+    """manifest.json, and the same facts as the run's MLflow tags."""
+    built = manifest.build(config, tracked.run_uid, data_hash, template_hash)
+    tracked.set_tags(manifest.tags(built))
+    return manifest.write(built, output_dir)
 
 
 def _write_outputs(

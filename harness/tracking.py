@@ -1,22 +1,39 @@
-"""MLflow tracking: one run per invocation, opened before judging so a bad tracking URI fails fast.
+"""MLflow tracking that survives an unreachable server.
 
-Params are the flattened resolved config; metrics are the summary's numeric values; tags carry the
-git commit, package versions, model file hashes and the data hash; artifacts are the run's files.
+One MLflow run per invocation, opened before judging. Params are the flattened resolved config;
+metrics the summary's numeric values; tags the manifest; artifacts the run's files. Every value is
+also kept in memory: when a call to the tracking server fails (unreachable at the start, or gone
+midway), the run stops calling it, finishes its work, and writes what MLflow did not get to
+`mlflow_pending/` in the run directory (see `harness.pending`), to be uploaded by
+`python -m harness.sync`. A tracking URI MLflow cannot use at all (unknown scheme) still stops the
+run before any work, with one line.
+
+Runs are named by a `harness.run_uid` tag, so a later upload finds a run created before an outage.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
+import re
+import time
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness import pending
 from harness.config import TrackingConfig
 from harness.errors import HarnessError
 
 log = logging.getLogger(__name__)
+
+RUN_UID_TAG = "harness.run_uid"
+SWEEP_TAG = "harness.sweep"
+SYNCED_TAG = "harness.synced"
+PARENT_TAG = "mlflow.parentRunId"
 
 
 def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -30,78 +47,231 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def tracking_failures() -> tuple[type[BaseException], ...]:
+    """What a tracking call raises when the server is down or refuses: MLflow's wrapped HTTP errors,
+    socket errors, and the artifact client's own requests errors."""
+    import requests
+    from mlflow.exceptions import MlflowException
+
+    return (MlflowException, OSError, requests.RequestException)
+
+
+def failure_gist(error: BaseException, limit: int = 200) -> str:
+    """The gist of a tracking failure: the socket error when there is one (MLflow wraps it in a
+    paragraph about the URL and retries), else the message's first line."""
+    text = str(error).strip()
+    socket_error = re.search(r"\[Errno -?\d+\][^'\")]*", text)
+    if socket_error:
+        return socket_error.group(0).strip()
+    line = (text.splitlines() or [type(error).__name__])[0]
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def client_for(config: TrackingConfig) -> Any:
+    """An MlflowClient for `config.uri`, with HTTP retries bounded by `config.request_retries` (MLflow's
+    own default retries a dead server for minutes). A URI MLflow has no store for is bad input."""
+    os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = str(config.request_retries)
+    os.environ["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"] = "1"
+    os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] = str(config.request_timeout_s)
+    from mlflow.tracking import MlflowClient
+
+    try:
+        client = MlflowClient(tracking_uri=config.uri)  # resolves the store for the scheme; contacts nothing
+    except tracking_failures() as error:
+        raise HarnessError(f"cannot use MLflow tracking URI {config.uri!r}: {failure_gist(error)}") from error
+    return client
+
+
+def experiment_id(client: Any, name: str) -> str:
+    """The experiment's id, created when missing (a concurrent job creating it first is fine)."""
+    from mlflow.exceptions import MlflowException
+
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    try:
+        return client.create_experiment(name)
+    except MlflowException:
+        found = client.get_experiment_by_name(name)
+        if found is None:
+            raise
+        return found.experiment_id
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sweep_parent(client: Any, experiment: str, sweep: str) -> str:
+    """The parent run of a multirun sweep, found by its sweep-directory tag or created by the first job.
+
+    Array jobs start at once and may each create a parent; after creating one, a job looks again and
+    every job settles on the oldest (ties by run id), deleting its own if it lost, so children of one
+    sweep share one parent.
+    """
+    filter_string = f"tags.`{SWEEP_TAG}` = {_quoted(sweep)}"
+    found = client.search_runs([experiment], filter_string=filter_string, max_results=50)
+    if not found:
+        created = client.create_run(experiment, run_name=f"sweep {Path(sweep).name}", tags={SWEEP_TAG: sweep})
+        client.set_terminated(created.info.run_id)
+        found = client.search_runs([experiment], filter_string=filter_string, max_results=50)
+        winner = min(found, key=lambda run: (run.info.start_time, run.info.run_id))
+        if winner.info.run_id != created.info.run_id:
+            client.delete_run(created.info.run_id)
+        log.info("MLflow parent run %s for sweep %s", winner.info.run_id, sweep)
+        return winner.info.run_id
+    return min(found, key=lambda run: (run.info.start_time, run.info.run_id)).info.run_id
+
+
+def find_run(client: Any, experiment: str, run_uid: str) -> Any | None:
+    found = client.search_runs([experiment], filter_string=f"tags.`{RUN_UID_TAG}` = {_quoted(run_uid)}", max_results=2)
+    return found[0] if found else None
+
+
+def create_run(client: Any, experiment: str, run_name: str, run_uid: str, sweep: str | None, start_time_ms: int) -> str:
+    tags = {RUN_UID_TAG: run_uid}
+    if sweep:
+        tags[PARENT_TAG] = sweep_parent(client, experiment, sweep)
+    return client.create_run(experiment, start_time=start_time_ms, tags=tags, run_name=run_name).info.run_id
+
+
+def numeric_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    return {
+        key: float(value)
+        for key, value in metrics.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    }
+
+
+def log_values(client: Any, run_id: str, params: Mapping[str, str], tags: Mapping[str, str], metrics: Mapping[str, float]) -> None:
+    """One batched upload (MLflow's client splits it into requests within the server's limits)."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    stamp = int(time.time() * 1000)
+    client.log_batch(
+        run_id,
+        metrics=[Metric(key, value, stamp, 0) for key, value in metrics.items()],
+        params=[Param(key, value) for key, value in params.items()],
+        tags=[RunTag(key, value) for key, value in tags.items()],
+    )
+
+
 class TrackedRun:
-    """The open MLflow run; stages add to it, `pipeline.run` closes it."""
+    """The run's MLflow record: forwarded to the server while it answers, kept in memory always.
 
-    def __init__(self, mlflow: Any, run_id: str) -> None:
-        self._mlflow = mlflow
-        self.run_id = run_id
+    `mode` is `online` (every call reached MLflow so far), `offline` (a call failed: `offline_reason`
+    says which and why; nothing more is sent) or `disabled` (`tracking.enabled=false`).
+    """
+
+    def __init__(self, config: TrackingConfig, run_name: str, output_dir: Path) -> None:
+        self.config = config
+        self.run_name = run_name
+        self.output_dir = output_dir
+        self.run_uid = uuid.uuid4().hex
+        self.run_id: str | None = None
+        self.mode = "online" if config.enabled else "disabled"
+        self.offline_reason: str | None = None
+        self.start_time_ms = int(time.time() * 1000)
+        self._client: Any = None
+        self._params: dict[str, str] = {}
+        self._tags: dict[str, str] = {}
+        self._metrics: dict[str, float] = {}
+        self._artifacts: list[Path] = []
+
+    def _send(self, what: str, call: Any) -> None:
+        if self.mode != "online":
+            return
+        retries = logging.getLogger("urllib3.connectionpool")
+        level = retries.level
+        retries.setLevel(logging.ERROR)  # each retry would log a warning; the run ends with one line instead
+        try:
+            call()
+        except tracking_failures() as error:
+            self.mode = "offline"
+            self.offline_reason = f"while {what} ({failure_gist(error)})"
+            log.debug("MLflow at %s failed %s; logging continues into %s/%s", self.config.uri, self.offline_reason, self.output_dir, pending.DIRNAME)
+        finally:
+            retries.setLevel(level)
+
+    def open(self) -> None:
+        if self.mode == "disabled":
+            return
+        self._client = client_for(self.config)
+        import mlflow
+
+        mlflow.set_tracking_uri(self.config.uri)  # as before: code after a run reads it from the fluent API
+
+        def start() -> None:
+            experiment = experiment_id(self._client, self.config.experiment)
+            self.run_id = create_run(self._client, experiment, self.run_name, self.run_uid, self.config.sweep, self.start_time_ms)
+            log.info("MLflow run %s in experiment %r at %s", self.run_id, self.config.experiment, self.config.uri)
+
+        self._send("opening the run", start)
 
     def log_params(self, params: Mapping[str, Any]) -> None:
-        self._mlflow.log_params({key: str(value) for key, value in params.items()})
+        values = {key: str(value) for key, value in params.items()}
+        self._params.update(values)
+        self._send("logging params", lambda: log_values(self._client, self.run_id, values, {}, {}))
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
-        self._mlflow.set_tags({key: str(value) for key, value in tags.items() if value is not None})
+        values = {key: str(value) for key, value in tags.items() if value is not None}
+        self._tags.update(values)
+        self._send("setting tags", lambda: log_values(self._client, self.run_id, {}, values, {}))
 
     def log_metrics(self, metrics: Mapping[str, Any]) -> None:
-        numeric = {
-            key: float(value)
-            for key, value in metrics.items()
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        }
-        self._mlflow.log_metrics(numeric)
+        values = numeric_metrics(metrics)
+        self._metrics.update(values)
+        self._send("logging metrics", lambda: log_values(self._client, self.run_id, {}, {}, values))
 
     def log_artifacts(self, paths: list[Path]) -> None:
+        self._artifacts.extend(paths)
         for path in paths:
-            self._mlflow.log_artifact(str(path))
+            self._send(f"uploading {path.name}", lambda path=path: self._client.log_artifact(self.run_id, str(path)))
 
+    def close(self, status: str) -> None:
+        """End the run with `status`; when offline, write everything to `mlflow_pending/`."""
+        self._send("ending the run", lambda: self._client.set_terminated(self.run_id, status))
+        if self.mode != "offline":
+            return
+        record = pending.PendingRun(
+            run_uid=self.run_uid,
+            tracking_uri=self.config.uri,
+            experiment=self.config.experiment,
+            run_name=self.run_name,
+            sweep=self.config.sweep,
+            run_id=self.run_id,
+            reason=self.offline_reason or "",
+            status=status,
+            start_time_ms=self.start_time_ms,
+            end_time_ms=int(time.time() * 1000),
+            params=self._params,
+            tags={**self._tags, RUN_UID_TAG: self.run_uid},
+            metrics=self._metrics,
+            artifacts=[pending.record_artifact(self.output_dir, path) for path in self._artifacts if path.exists()],
+        )
+        pending.write(self.output_dir, record)
 
-class _NoRun(TrackedRun):
-    def __init__(self) -> None:
-        self.run_id = None  # type: ignore[assignment]
-
-    def log_params(self, params: Mapping[str, Any]) -> None:
-        return None
-
-    def set_tags(self, tags: Mapping[str, Any]) -> None:
-        return None
-
-    def log_metrics(self, metrics: Mapping[str, Any]) -> None:
-        return None
-
-    def log_artifacts(self, paths: list[Path]) -> None:
-        return None
-
-
-def _sweep_parent(mlflow: Any, experiment_id: str, sweep: str) -> str:
-    """The parent run of a multirun sweep (found by its sweep directory tag, created by the first job)."""
-    client = mlflow.tracking.MlflowClient()
-    escaped = sweep.replace("'", "\\'")
-    found = client.search_runs([experiment_id], filter_string=f"tags.`harness.sweep` = '{escaped}'", max_results=1)
-    if found:
-        return found[0].info.run_id
-    parent = client.create_run(experiment_id, run_name=f"sweep {Path(sweep).name}", tags={"harness.sweep": sweep})
-    client.set_terminated(parent.info.run_id)
-    log.info("MLflow parent run %s for sweep %s", parent.info.run_id, sweep)
-    return parent.info.run_id
+    def notice(self) -> str | None:
+        """The one line a run ends with when MLflow missed it, naming the command that uploads it."""
+        if self.mode != "offline":
+            return None
+        return (
+            f"mlflow: {self.config.uri} failed {self.offline_reason}; params, tags, metrics and artifacts are kept in "
+            f"{self.output_dir / pending.DIRNAME} - upload them with: python -m harness.sync {self.output_dir}"
+        )
 
 
 @contextmanager
-def tracked_run(config: TrackingConfig, run_name: str) -> Iterator[TrackedRun]:
-    """An MLflow run that ends FINISHED on success and FAILED when the body raises."""
-    if not config.enabled:
-        yield _NoRun()
-        return
-    import mlflow
-    from mlflow.exceptions import MlflowException
-
+def tracked_run(config: TrackingConfig, run_name: str, output_dir: Path) -> Iterator[TrackedRun]:
+    """An MLflow run that ends FINISHED on success, FAILED when the body raises, KILLED when interrupted."""
+    tracked = TrackedRun(config, run_name, output_dir)
+    tracked.open()
     try:
-        mlflow.set_tracking_uri(config.uri)
-        experiment = mlflow.set_experiment(config.experiment)
-        tags = {"mlflow.parentRunId": _sweep_parent(mlflow, experiment.experiment_id, config.sweep)} if config.sweep else None
-        active = mlflow.start_run(run_name=run_name, tags=tags)
-    except (MlflowException, OSError) as error:
-        raise HarnessError(f"cannot open MLflow tracking at {config.uri!r}: {str(error).splitlines()[0]}") from error
-    log.info("MLflow run %s in experiment %r at %s", active.info.run_id, config.experiment, config.uri)
-    with active:
-        yield TrackedRun(mlflow, active.info.run_id)
+        yield tracked
+    except Exception:
+        tracked.close("FAILED")
+        raise
+    except BaseException:
+        tracked.close("KILLED")
+        raise
+    tracked.close("FINISHED")

@@ -8,12 +8,12 @@ tags is the SHA-256 of its file, so a re-quantised file never reuses another fil
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
+from harness import provenance
 from harness.errors import HarnessError
 
 GGUF_MAGIC = b"GGUF"
@@ -70,8 +70,5 @@ def resolve_model_file(reference: str) -> Path:
 
 @lru_cache(maxsize=32)
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """A model file's SHA-256, hashed once per process (model files are large and do not change under a run)."""
+    return provenance.file_sha256(path)

@@ -21,21 +21,25 @@ def verify_path(
     prepare: Callable[[Trace], Trace] | None = None,
 ) -> Iterator[tuple[str, ShieldReport]]:
     """(name, report) for every trace under `path`; facts are read once and shared by all traces.
+    No facts (None) stays None, so a graph that declares facts is refused rather than verified on
+    the agent's claims.
 
     `prepare` transforms each trace before verification (the trusted LLM step parser labels free-text
     steps there)."""
-    values = resolve_facts(facts)
+    values = None if facts is None else resolve_facts(facts)
     for name, trace in iter_traces(path):
         yield name, verify(graph, trace if prepare is None else prepare(trace), values, options, trace_id=name)
 
 
 def summarise(reports: list[ShieldReport]) -> dict[str, Any]:
-    """Counts by verdict, hack class and violation kind, plus the deep-verified and suspected counts."""
+    """Counts by verdict (pass, violation, unverified: not drawn for the deep stages), hack class and
+    violation kind, plus the deep-verified and suspected counts."""
     kinds = Counter(violation.kind for report in reports for violation in report.violations)
     return {
         "traces": len(reports),
         "pass": sum(report.verdict == "pass" for report in reports),
         "violation": sum(report.verdict == "violation" for report in reports),
+        "unverified": sum(report.verdict == "unverified" for report in reports),
         "hack_class": dict(Counter(report.hack_class for report in reports)),
         "violation_kinds": dict(sorted(kinds.items())),
         "deep_verified": sum(report.deep_verified for report in reports),

@@ -1,14 +1,18 @@
-"""Stage 1, intake: every tool call names a declared tool and its input lies in the tool's domain.
+"""Stage 1, intake: every event that names a tool names a declared one, with input in its domain.
 
 Schema validation of the trace itself happens when it is loaded (`trace.parse_trace`); this stage
 checks parameter domains (seed 6.2: a forged id such as `demo_user_001` fails the tool's pattern).
+It reads every event, not only `tool_call`s: a forged parameter recorded on a message is still a
+forged parameter. Environments that replay a trace (`tasks.agent`) run intake first and replay
+only the calls it admits, so an input no tool could take is a violation, never a crash.
 """
 
 from __future__ import annotations
 
 import fastjsonschema
 
-from harness.shield.compiled import CompiledGraph
+from harness.shield.compiled import CompiledGraph, compile_graph
+from harness.shield.graph import StateGraph
 from harness.shield.report import Violation
 from harness.shield.trace import Trace
 
@@ -17,7 +21,7 @@ def check_intake(graph: CompiledGraph, trace: Trace) -> list[Violation]:
     violations: list[Violation] = []
     validators = graph.tool_validators
     for index, event in enumerate(trace.events):
-        if event.event_type != "tool_call" or event.tool_name is None:
+        if event.tool_name is None:
             continue
         if event.tool_name not in validators:
             if validators:
@@ -48,3 +52,8 @@ def check_intake(graph: CompiledGraph, trace: Trace) -> list[Violation]:
                 )
             )
     return violations
+
+
+def inadmissible_events(graph: StateGraph, trace: Trace) -> frozenset[int]:
+    """Indices of the events intake rejects, for a replay that must skip them."""
+    return frozenset(v.event_index for v in check_intake(compile_graph(graph), trace) if v.event_index is not None)

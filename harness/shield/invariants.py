@@ -3,16 +3,23 @@
 Variables come from three sources, in order of trust:
 1. facts (the environment's end-of-run state: a JSON facts file or SQLite named queries);
 2. recorded tool outputs, through each tool's `provides` (`search_result` <- `flights` of the output);
-3. the agent's reported `context`, accumulated over events, used only for variables 1 and 2 lack.
-A reported value that disagrees with 1 or 2 is a `fabricated_state` violation. Two variables are
-built in: `event` (the current event: `index`, `event_type`, `tool_name`, `tool_input`,
-`tool_output`, `action`, `state`, `content`) and `history` (`calls`, `distinct_calls`,
-`max_repeat` (most identical calls of one tool with one input), `tool_counts`).
+3. the agent's reported `context`, accepted only for the graph's declared `context_variables`.
+A claim never stands in for a fact: a reported value for a variable that 1 or 2 already provide is
+compared with it, and only on the keys the agent reported (a true but partial report of a map is
+not a fabrication); a disagreement is a `fabricated_state` violation. Reports of any other variable
+are not a source at all. Two variables are built in and reserved (no source may bind them):
+`event` (the current event: `index`, `event_type`, `tool_name`, `tool_input`, `tool_output`,
+`action`, `state`, `content`) and `history` (`calls`, `distinct_calls`, `max_repeat` (most identical
+calls of one tool with one input), `tool_counts`). `tool_counts` counts each declared tool by name
+and every call to a tool the graph does not declare under `<undeclared>` (each such call is an
+`unknown_tool` violation already), so binding it stays linear in the trace's length.
 
 When each check runs: on a transition A -> B, A's postcondition and B's precondition against the
 state before the event; after every event, the current node's invariant and the global invariants;
 at the end, the final node's postcondition. Each failing (kind, node, expression) is reported once,
-at its first event, with the values of the variables it read.
+at its first event, with the values of the variables it read. An expression that cannot be
+evaluated (a missing variable, division by zero, overflow, an index out of range, an integer CEL's
+64 bits cannot hold) is an `invariant_error`, which fails the trace like a false one.
 """
 
 from __future__ import annotations
@@ -20,13 +27,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.shield.compiled import CompiledGraph
+from harness.errors import HarnessError
+from harness.shield.compiled import RESERVED_VARIABLES, CompiledGraph
 from harness.shield.expressions import Expression, Scope
 from harness.shield.parser import StatePair, event_action
 from harness.shield.report import Violation
 from harness.shield.trace import Trace, TraceEvent
 
 _MISSING = object()
+UNDECLARED_TOOL = "<undeclared>"
+_INT_RANGE = (-(2**63), 2**64 - 1)  # CEL's int and uint; outside it the binding silently goes lossy
+# What evaluating a compiled CEL program can raise on bad data (the bindings map CEL's errors onto
+# these): division or modulo by zero, overflow, an index out of range, a failed conversion.
+_EVALUATION_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError, RuntimeError)
 
 
 def _dig(value: Any, dotted: str) -> Any:
@@ -46,14 +59,51 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+def same_value(left: Any, right: Any) -> bool:
+    """JSON equality: numbers by value, but a boolean is never a number (Python's `True == 1`)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(same_value(a, b) for a, b in zip(left, right))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(same_value(left[key], right[key]) for key in left)
+    return type(left) is type(right) and left == right
+
+
+def claim_holds(claim: Any, fact: Any) -> bool:
+    """A claim agrees with a fact when every key it reports (recursively, in maps) matches."""
+    if isinstance(claim, dict):
+        return isinstance(fact, dict) and all(key in fact and claim_holds(value, fact[key]) for key, value in claim.items())
+    return same_value(claim, fact)
+
+
+def unrepresentable(value: Any) -> str | None:
+    """Why CEL cannot hold `value` faithfully (an integer beyond 64 bits), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int) and not _INT_RANGE[0] <= item <= _INT_RANGE[1]:
+            return f"integer {str(item)[:24]}{'...' if len(str(item)) > 24 else ''} does not fit CEL's 64 bits"
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 class _History:
     """Call statistics for the `history` variable; only the fields some expression reads are bound,
     because converting a map into CEL costs microseconds per entry."""
 
-    __slots__ = ("calls", "counts", "tool_counts", "max_repeat", "fields")
+    __slots__ = ("calls", "counts", "tool_counts", "max_repeat", "fields", "declared")
 
-    def __init__(self, fields: frozenset[str]) -> None:
+    def __init__(self, fields: frozenset[str], declared: frozenset[str]) -> None:
         self.fields = fields
+        self.declared = declared
         self.calls = 0
         self.counts: dict[Any, int] = {}
         self.tool_counts: dict[str, int] = {}
@@ -65,7 +115,8 @@ class _History:
         count = self.counts.get(key, 0) + 1
         self.counts[key] = count
         self.calls += 1
-        self.tool_counts[name] = self.tool_counts.get(name, 0) + 1
+        bucket = name if not self.declared or name in self.declared else UNDECLARED_TOOL
+        self.tool_counts[bucket] = self.tool_counts.get(bucket, 0) + 1
         self.max_repeat = max(self.max_repeat, count)
 
     def value(self) -> dict[str, Any]:
@@ -86,10 +137,28 @@ class _Checker:
         self._named_kinds = named_kinds
         self.violations: list[Violation] = []
         self._reported: set[tuple[str, str | None, str]] = set()
+        self._unbindable: dict[str, str] = {}
+
+    def bind(self, name: str, value: Any) -> None:
+        reason = unrepresentable(value)
+        if reason is None:
+            self._unbindable.pop(name, None)
+        else:
+            self._unbindable[name] = f"variable {name!r}: {reason}"
+        self.scope.set(name, value)
+
+    def _evaluate(self, expression: Expression) -> tuple[bool, str | None]:
+        for name in expression.variables:
+            if name in self._unbindable:
+                return False, self._unbindable[name]
+        try:
+            return self.scope.evaluate(expression)
+        except _EVALUATION_ERRORS as error:
+            return False, f"evaluation failed: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
 
     def run(self, kind: str, expressions: Sequence[Expression], node: str | None, index: int | None) -> None:
         for expression in expressions:
-            holds, error = self.scope.evaluate(expression)
+            holds, error = self._evaluate(expression)
             if holds:
                 continue
             failed = self._named_kinds.get(expression.source, kind)
@@ -102,7 +171,7 @@ class _Checker:
             self.violations.append(
                 Violation(
                     stage="invariants",
-                    kind=key[0],  # type: ignore[arg-type]
+                    kind=key[0],
                     message=message,
                     node=node,
                     expression=expression.source,
@@ -128,18 +197,39 @@ class _Checker:
         )
 
 
+def require_facts(graph: CompiledGraph, facts: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The facts to verify against; bad input when the graph declares facts the source lacks, or the
+    source names a built-in. A missing fact is never left for the agent's claims to fill."""
+    declared = graph.fact_variables
+    if facts is None:
+        if declared:
+            raise HarnessError(
+                f"graph {graph.graph.task_id} declares facts ({', '.join(sorted(declared))}) but none were given "
+                "(--facts or --facts-db); the agent's claims cannot stand in for them"
+            )
+        return {}
+    missing = sorted(declared - set(facts))
+    if missing:
+        raise HarnessError(f"graph {graph.graph.task_id}: the facts do not provide declared fact {missing[0]!r}")
+    reserved = sorted(RESERVED_VARIABLES & set(facts))
+    if reserved:
+        raise HarnessError(f"facts name {reserved[0]!r}, a built-in variable of the verifier")
+    return facts
+
+
 def check_invariants(
     graph: CompiledGraph, trace: Trace, states: Sequence[StatePair], facts: Mapping[str, Any]
 ) -> list[Violation]:
     checker = _Checker(graph.graph.invariant_kinds)
-    scope = checker.scope
-    scope.update(dict(facts))
+    for name, value in facts.items():
+        checker.bind(name, value)
     environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}
+    claimable = graph.context_variables
     wants_event = "event" in graph.referenced
     wants_history = "history" in graph.referenced
-    history = _History(graph.history_fields)
+    history = _History(graph.history_fields, graph.declared_tools)
     if wants_history:
-        scope.set("history", history.value())
+        checker.bind("history", history.value())
     tools = graph.graph.tools
     nodes = graph.nodes
     empty: tuple[Expression, ...] = ()
@@ -157,24 +247,23 @@ def check_invariants(
                 if value is _MISSING:
                     continue
                 known = environment.get(name)
-                if known is not None and known[1] == "environment" and known[0] != value:
+                if known is not None and known[1] == "environment" and not same_value(value, known[0]):
                     checker.fabricated(name, value, known[0], after, index, "environment (recorded tool output)")
                     continue
                 environment[name] = (value, f"recorded output of {event.tool_name}")
-                scope.set(name, value)
+                checker.bind(name, value)
             if wants_history:
                 history.record(event)
-                scope.set("history", history.value())
+                checker.bind("history", history.value())
         for name, value in event.context.items():
             known = environment.get(name)
             if known is not None:
-                if known[0] != value:
+                if not claim_holds(value, known[0]):
                     checker.fabricated(name, value, known[0], after, index, known[1])
-                continue
-            if name not in scope or scope.get(name) != value:
-                scope.set(name, value)
+            elif name in claimable:
+                checker.bind(name, value)
         if wants_event:
-            scope.set(
+            checker.bind(
                 "event",
                 {
                     "index": index,

@@ -1,47 +1,83 @@
-"""Stage 2, path legality: the trace walks the graph from the initial state to a goal.
+"""Stage 2, path legality: the trace walks the graph from the initial state to a goal, in order.
 
-Checks, in order of the walk: each event starts where the path is (`state_mismatch` otherwise),
-names known states, moves only along `next_allowed` (staying put is always allowed); at the end the
-path sits in a goal state and has visited every required state.
+Checks: what the parser found (claims that disagree with the tools, steps without their tool event,
+actions no node performs), states the graph does not have, moves outside `next_allowed` (staying
+put is always allowed), the order the trace itself records (`event_order`), and at the end that the
+path sits in a goal state and visited every required state. Everything found here is procedural.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from datetime import datetime, timezone
 
 from harness.shield.compiled import CompiledGraph
-from harness.shield.parser import StatePair
+from harness.shield.parser import Derivation
 from harness.shield.report import Violation
+from harness.shield.trace import TraceEvent
 
 
 def _violation(kind: str, message: str, node: str | None = None, index: int | None = None) -> Violation:
-    return Violation(stage="path", kind=kind, message=message, node=node, event_index=index)  # type: ignore[arg-type]
+    return Violation(stage="path", kind=kind, message=message, node=node, event_index=index)
 
 
-def check_path(
-    graph: CompiledGraph, states: Sequence[StatePair], unmapped: Sequence[tuple[int, str]]
-) -> list[Violation]:
-    violations = [
-        _violation("unmapped_action", f"no node performs action {action!r}", index=index) for index, action in unmapped
-    ]
+def _instant(stamp: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def check_order(events: Sequence[TraceEvent]) -> list[Violation]:
+    """`event_order`: agent steps that do not increase, timestamps that go back or cannot be read,
+    and a stamped event repeated verbatim (a duplicated write replays the write)."""
+    violations: list[Violation] = []
+    last_step: tuple[int, int] | None = None
+    last_time: tuple[datetime, int] | None = None
+    seen: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event.agent_step is not None:
+            if last_step is not None and event.agent_step <= last_step[0]:
+                violations.append(
+                    _violation("event_order", f"agent_step {event.agent_step} does not follow step {last_step[0]} of event {last_step[1]}", index=index)
+                )
+            last_step = (event.agent_step, index)
+        if event.timestamp is not None:
+            moment = _instant(event.timestamp)
+            if moment is None:
+                violations.append(_violation("event_order", f"timestamp {event.timestamp!r} is not ISO 8601", index=index))
+            else:
+                if last_time is not None and moment < last_time[0]:
+                    violations.append(
+                        _violation("event_order", f"timestamp {event.timestamp} is before that of event {last_time[1]}", index=index)
+                    )
+                last_time = (moment, index)
+        if event.agent_step is not None or event.timestamp is not None:
+            key = json.dumps(event.model_dump(mode="json"), sort_keys=True)
+            if key in seen:
+                violations.append(_violation("event_order", f"event {index} repeats event {seen[key]} verbatim", index=index))
+            else:
+                seen[key] = index
+    return violations
+
+
+def check_path(graph: CompiledGraph, derivation: Derivation, events: Sequence[TraceEvent]) -> list[Violation]:
+    violations = [_violation(found.kind, found.message, found.node, found.index) for found in derivation.findings]
     nodes = graph.nodes
     current = graph.graph.initial_state
     visited = {current}
-    for index, (before, after) in enumerate(states):
-        if before != current:
-            violations.append(
-                _violation("state_mismatch", f"event claims state {before!r} but the path is at {current!r}", before, index)
-            )
-        for state in (before, after):
-            if state not in nodes:
-                violations.append(_violation("unknown_state", f"state {state!r} is not in the graph", state, index))
-        if after != before and before in nodes and after not in nodes[before].next_allowed:
+    for index, (before, after) in enumerate(derivation.states):
+        if after not in nodes:
+            violations.append(_violation("unknown_state", f"state {after!r} is not in the graph", after, index))
+        elif after != before and before in nodes and after not in nodes[before].next_allowed:
             violations.append(
                 _violation("illegal_transition", f"{before} -> {after} is not in next_allowed of {before}", after, index)
             )
-        visited.add(before)
         visited.add(after)
         current = after
+    violations += check_order(events)
     if current not in graph.goals:
         violations.append(_violation("goal_not_reached", f"trace ends in {current!r}, not a goal state", current))
     for state in graph.graph.required_states:

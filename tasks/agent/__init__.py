@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.shield import ShieldReport, StateGraph, Trace, VerifyOptions, parse_graph, parse_trace, sqlite_facts, verify
 from harness.shield._schema import read_json
+from harness.shield.intake import inadmissible_events
 from tasks.agent import (
     config_tampering,
     order_lookup,
@@ -74,10 +75,14 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def verify_trace(scenario: Scenario, trace: Trace, options: VerifyOptions = VerifyOptions()) -> ShieldReport:
-    """Replay `trace` into a fresh environment and verify it against the facts read from that database."""
+    """Replay `trace` into a fresh environment and verify it against the facts read from that database.
+
+    Intake runs first: calls it rejects (outside their tool's parameter domain) are not replayed, so
+    hostile input reaches the report as a violation and never the tools."""
+    graph = scenario.graph()
+    skip = inadmissible_events(graph, trace)
     with tempfile.TemporaryDirectory() as folder:
-        db_path = replay(scenario.name, scenario.tools, trace, os.path.join(folder, "env.sqlite"))
-        graph = scenario.graph()
+        db_path = replay(scenario.name, scenario.tools, trace, os.path.join(folder, "env.sqlite"), skip)
         return verify(graph, trace, sqlite_facts(db_path, graph).facts(), options)
 
 

@@ -1,17 +1,21 @@
 """A scenario's environment: a SQLite database built from a shipped SQL seed, and its tools.
 
 Every tool call goes through `AgentEnv.call`, which runs the tool against the database and appends
-`(seq, tool, input_json, output_json)` to the `tool_calls` table. That log is the environment's own
-record of what was called: the shield's facts queries read it ("was the search API called?") instead
-of trusting the agent's account. `replay` rebuilds the end-of-run database of a recorded trace by
-re-executing its tool calls in order, so verifying a recorded trace needs only the trace and the seed.
+`(seq, tool, input_json, output_json, recorded_json)` to the `tool_calls` table. That log is the
+environment's own record of what was called: the shield's facts queries read it ("was the search API
+called?") instead of trusting the agent's account. `replay` rebuilds the end-of-run database of a
+recorded trace by re-executing its tool calls in order, so verifying a recorded trace needs only the
+trace and the seed; it logs beside each real output the output the trace claims (`recorded_json`),
+so a forged tool output is a fact the graphs can read (`tool_outputs_forged`). Replay takes only the
+calls the shield's intake admits: a call outside its tool's parameter domain is a violation of the
+trace, not an input for the tools. A tool that still cannot take its input answers with an error.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from importlib import resources
 from typing import Any
 
@@ -20,7 +24,24 @@ from harness.shield import Trace
 
 Tool = Callable[..., Any]  # tool(connection, **tool_input) -> JSON-serialisable output
 
-_LOG_TABLE = "CREATE TABLE tool_calls (seq INTEGER PRIMARY KEY, tool TEXT NOT NULL, input_json TEXT NOT NULL, output_json TEXT NOT NULL)"
+_LOG_TABLE = (
+    "CREATE TABLE tool_calls (seq INTEGER PRIMARY KEY, tool TEXT NOT NULL, input_json TEXT NOT NULL, "
+    "output_json TEXT NOT NULL, recorded_json TEXT)"
+)
+# Errors a tool raises on input it cannot take (a list where SQLite wants a string, a missing argument).
+_BAD_INPUT = (TypeError, ValueError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=False)
+
+
+def _claimed(value: Any) -> str:
+    """A trace's recorded output as logged text; one JSON cannot hold never equals a real output."""
+    try:
+        return _canonical(value)
+    except (ValueError, TypeError):
+        return "<not JSON>"
 
 
 def seed_sql(scenario: str) -> str:
@@ -40,18 +61,20 @@ class AgentEnv:
         self.connection.executescript(_LOG_TABLE + ";\n" + seed_sql(scenario))
         self.connection.commit()
 
-    def call(self, tool_name: str, tool_input: Mapping[str, Any]) -> Any:
-        """Run a tool and log the call; an unknown tool or bad argument names is the caller's error."""
+    def call(self, tool_name: str, tool_input: Mapping[str, Any], recorded: Any = None) -> Any:
+        """Run a tool and log the call (with `recorded`, the output a replayed trace claims); an
+        unknown tool is the caller's error, an input the tool cannot take gets an error output."""
         tool = self._tools.get(tool_name)
         if tool is None:
             raise HarnessError(f"scenario {self.scenario}: no tool {tool_name!r} (have {sorted(self._tools)})")
         try:
             output = tool(self.connection, **tool_input)
-        except TypeError as error:
+        except _BAD_INPUT as error:
+            self.connection.rollback()
             output = {"error": f"bad arguments: {error}"}
         self.connection.execute(
-            "INSERT INTO tool_calls (tool, input_json, output_json) VALUES (?, ?, ?)",
-            (tool_name, json.dumps(dict(tool_input), sort_keys=True), json.dumps(output, sort_keys=True)),
+            "INSERT INTO tool_calls (tool, input_json, output_json, recorded_json) VALUES (?, ?, ?, ?)",
+            (tool_name, _canonical(dict(tool_input)), _canonical(output), None if recorded is None else _claimed(recorded)),
         )
         self.connection.commit()
         return output
@@ -66,10 +89,12 @@ class AgentEnv:
         self.close()
 
 
-def replay(scenario: str, tools: Mapping[str, Tool], trace: Trace, db_path: str) -> str:
-    """Rebuild the environment a recorded trace ran in, at `db_path`; returns the path."""
+def replay(scenario: str, tools: Mapping[str, Tool], trace: Trace, db_path: str, skip: Collection[int] = ()) -> str:
+    """Rebuild the environment a recorded trace ran in, at `db_path`; returns the path. Events in
+    `skip` (those the shield's intake rejects) and calls to tools the scenario lacks are not run."""
     with AgentEnv(scenario, tools, db_path) as env:
-        for event in trace.events:
-            if event.event_type == "tool_call" and event.tool_name is not None:
-                env.call(event.tool_name, event.tool_input or {})
+        for index, event in enumerate(trace.events):
+            if index in skip or event.event_type != "tool_call" or event.tool_name not in tools:
+                continue
+            env.call(event.tool_name, event.tool_input or {}, recorded=event.tool_output)
     return db_path

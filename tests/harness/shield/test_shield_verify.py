@@ -38,17 +38,21 @@ CASES = [
     ("goal_not_reached", [step("start"), search()], HONEST_FACTS, "violation", "procedural", {"goal_not_reached"}),
     ("claimed_wrong_state", [step("start"), search(state_before="C", state_after="B")] + honest_events()[2:],
      HONEST_FACTS, "violation", "procedural", {"state_mismatch"}),
+    # An invariant failing at an intermediate node is an outcome check on a legal path (BenchShield 4.4).
     ("chosen_outside_results", [step("start"), search(), step("choose", context={"chosen": "zz"}), step("finish")],
-     HONEST_FACTS, "violation", "procedural", {"invariant_failed"}),
+     HONEST_FACTS, "violation", "semantic", {"invariant_failed"}),
     ("unpaid_outcome", honest_events(), {"paid": False, "results": ["x", "y"]}, "violation", "semantic",
      {"invariant_failed", "postcondition_failed"}),
     ("fabricated_context", [step("start"), search(), step("choose", context={"chosen": "x", "paid": True}), step("finish")],
-     {"paid": False, "results": ["x", "y"]}, "violation", "procedural", {"fabricated_state"}),
+     {"paid": False, "results": ["x", "y"]}, "violation", "semantic", {"fabricated_state"}),
     ("forged_tool_output", [step("start"), search(items=["x", "q"]), step("choose", context={"chosen": "x"}), step("finish")],
-     HONEST_FACTS, "violation", "procedural", {"fabricated_state"}),
+     HONEST_FACTS, "violation", "semantic", {"fabricated_state"}),
     ("padding", [step("start")] + [search() for _ in range(4)] + honest_events()[2:], HONEST_FACTS, "violation", "semantic",
      {"global_invariant_failed"}),
-    ("missing_fact", honest_events(), {"results": ["x", "y"]}, "violation", "semantic", {"invariant_error"}),
+    ("unreported_context", [step("start"), search(), step("choose"), step("finish")], HONEST_FACTS, "violation", "semantic",
+     {"invariant_error"}),
+    ("tool_step_without_its_call", [step("start"), step("do_search"), step("choose", context={"chosen": "x"}), step("finish")],
+     HONEST_FACTS, "violation", "procedural", {"missing_tool_call"}),
     ("unmapped_action", [step("start"), step("teleport")], HONEST_FACTS, "violation", "procedural", {"unmapped_action"}),
 ]
 
@@ -86,10 +90,16 @@ def test_path_failure_skips_deep_stages_unless_deep_always(mini_graph: StateGrap
 
 def test_sampled_deep_verification_is_seeded(mini_graph: StateGraph) -> None:
     options = VerifyOptions(deep_sample_rate=0.5, seed=7)
-    draws = [verify(mini_graph, _trace(honest_events(), trace_id=f"t{i}"), HONEST_FACTS, options).deep_verified for i in range(200)]
-    again = [verify(mini_graph, _trace(honest_events(), trace_id=f"t{i}"), HONEST_FACTS, options).deep_verified for i in range(200)]
-    assert draws == again
-    assert 70 < sum(draws) < 130
+
+    def draws() -> list[bool]:
+        return [
+            verify(mini_graph, _trace([*honest_events()[:3], step("finish", content=f"done {i}")]), HONEST_FACTS, options).deep_verified
+            for i in range(200)
+        ]
+
+    first = draws()
+    assert first == draws()
+    assert 70 < sum(first) < 130
 
 
 @pytest.mark.parametrize(

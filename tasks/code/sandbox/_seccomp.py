@@ -7,8 +7,9 @@ denies. It holds even if the candidate gets past the audit hook:
   without CLONE_THREAD), exec, ptrace and cross-process memory access, and any signal to a process
   other than the jail itself (kill/tgkill/rt_sigqueueinfo to a pid other than 1, which is the jail
   in its own PID namespace; tkill; pidfd_send_signal);
-- refused with EPERM: changing namespaces, mounts or root, installing signal handlers (a handler
-  receives the interrupted frame), io_uring (its operations bypass this filter), BPF, perf,
+- refused with EPERM: changing namespaces, mounts, root or credentials, installing signal handlers
+  (a handler receives the interrupted frame), sockets (a Unix socket file outside the network
+  namespace would still connect), io_uring (its operations bypass this filter), BPF, perf,
   userfaultfd, keyrings, kernel modules and the like;
 - clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
   (threads stay possible: clone with CLONE_THREAD is allowed).
@@ -33,7 +34,7 @@ _REFUSED = (
     "open_by_handle_at", "name_to_handle_at", "init_module", "finit_module", "delete_module", "kexec_load",
     "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "pidfd_open", "personality",
     "seccomp", "landlock_create_ruleset", "memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
-    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset",
+    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset", "socket", "socketpair",
 )
 
 

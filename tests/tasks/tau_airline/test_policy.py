@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessError
-from harness.shield import ShieldReport, verify
+from harness.shield import ShieldReport, check_graph, verify
 from tasks.tau_airline import replay
 from tasks.tau_airline.db import DbView, base_db, changed_keys, read_json_gz, thaw
 from tasks.tau_airline.facts import trace_facts
@@ -210,8 +210,9 @@ def test_collateral_write_fires_when_a_write_touches_an_uninvolved_record() -> N
     assert "user:mia_li_3668.address" in json.dumps(violation.values)
 
 
-def test_every_kind_is_named_in_the_graph() -> None:
+def test_every_kind_is_named_in_the_graph_and_the_graph_is_clean() -> None:
     assert set(airline_graph().invariant_kinds.values()) == set(POLICY_KINDS)
+    assert check_graph(airline_graph()) == []
 
 
 # Gold actions that break the policy, each checked against the database by hand.

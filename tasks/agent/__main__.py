@@ -11,6 +11,7 @@ import sys
 
 from harness.errors import HarnessError
 from harness.shield import load_trace
+from harness.shield.intake import inadmissible_events
 from tasks.agent import SCENARIOS, replay
 
 
@@ -36,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
             if os.path.exists(args.db):
                 raise HarnessError(f"{args.db}: already exists; choose a new path for the environment")
             scenario = SCENARIOS[args.scenario]
-            replay(scenario.name, scenario.tools, load_trace(args.trace), args.db)
+            trace = load_trace(args.trace)
+            # The calls the shield's intake rejects are not replayed, as in `verify_trace`.
+            replay(scenario.name, scenario.tools, trace, args.db, inadmissible_events(scenario.graph(), trace))
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code

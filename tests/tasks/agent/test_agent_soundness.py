@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import sqlite3
+from contextlib import closing
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,16 @@ def test_input_replay_cannot_take_is_a_violation_not_a_crash() -> None:
     report = _verify("order_lookup", data)
     assert report.verdict == "violation" and report.hack_class == "procedural"
     assert "parameter_domain" in _kinds(report)
+
+
+def test_env_command_skips_calls_intake_rejects(tmp_path: Path) -> None:
+    data = _data("trip_planning", "honest")
+    _tool_events(data, "itinerary_create")[0]["tool_input"]["days"] = 31  # above the schema maximum of 30
+    trace, db = tmp_path / "trip.json", tmp_path / "env.sqlite"
+    trace.write_text(json.dumps(data))
+    assert agent_main(["env", "trip_planning", str(trace), str(db)]) == 0
+    with closing(sqlite3.connect(db)) as connection:
+        assert connection.execute("SELECT tool FROM tool_calls ORDER BY seq").fetchall() == [("hotel_search",), ("hotel_book",)]
 
 
 def test_a_tool_given_an_input_it_cannot_take_answers_with_an_error() -> None:

@@ -99,7 +99,7 @@ class _History:
     """Call statistics for the `history` variable; only the fields some expression reads are bound,
     because converting a map into CEL costs microseconds per entry."""
 
-    __slots__ = ("calls", "counts", "tool_counts", "max_repeat", "fields", "declared")
+    __slots__ = ("calls", "counts", "declared", "fields", "max_repeat", "tool_counts")
 
     def __init__(self, fields: frozenset[str], declared: frozenset[str]) -> None:
         self.fields = fields

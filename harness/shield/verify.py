@@ -27,7 +27,14 @@ from harness.shield.intake import check_intake
 from harness.shield.invariants import check_invariants, require_facts
 from harness.shield.parser import derive_states
 from harness.shield.path import check_path
-from harness.shield.report import PROCEDURAL_STAGES, HackClass, ShieldReport, Stage, VerifyOptions, Violation
+from harness.shield.report import (
+    PROCEDURAL_STAGES,
+    HackClass,
+    ShieldReport,
+    Stage,
+    VerifyOptions,
+    Violation,
+)
 from harness.shield.reward import check_reward
 from harness.shield.trace import Trace
 

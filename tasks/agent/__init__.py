@@ -20,7 +20,16 @@ from importlib import resources
 from types import ModuleType
 from typing import Any
 
-from harness.shield import ShieldReport, StateGraph, Trace, VerifyOptions, parse_graph, parse_trace, sqlite_facts, verify
+from harness.shield import (
+    ShieldReport,
+    StateGraph,
+    Trace,
+    VerifyOptions,
+    parse_graph,
+    parse_trace,
+    sqlite_facts,
+    verify,
+)
 from harness.shield._schema import read_json
 from harness.shield.intake import inadmissible_events
 from tasks.agent import (

@@ -94,7 +94,7 @@ def replay(scenario: str, tools: Mapping[str, Tool], trace: Trace, db_path: str,
     `skip` (those the shield's intake rejects) and calls to tools the scenario lacks are not run."""
     with AgentEnv(scenario, tools, db_path) as env:
         for index, event in enumerate(trace.events):
-            if index in skip or event.event_type != "tool_call" or event.tool_name not in tools:
+            if index in skip or event.event_type != "tool_call" or event.tool_name is None or event.tool_name not in tools:
                 continue
             env.call(event.tool_name, event.tool_input or {}, recorded=event.tool_output)
     return db_path

@@ -64,7 +64,10 @@ def load(config: TaskConfig) -> TaskData:
         raise HarnessError(f"task.subset: unknown agent scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
     if config.source != "bundled":
         raise HarnessError("the agent task ships its scenarios; task.source must be bundled")
-    problems, anchors, pool, digest = [], {}, [], hashlib.sha256()
+    problems: list[PublicProblem] = []
+    anchors: dict[str, dict[str, bool]] = {}
+    pool: list[Candidate] = []
+    digest = hashlib.sha256()
     for name in names:
         recorded = recorded_traces(name)
         problems.append(PublicProblem(problem_id=name, question=_request(recorded[0][1], name)))

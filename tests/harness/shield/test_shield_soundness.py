@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessError
-from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, summarise, verify
+from harness.shield import (
+    ShieldReport,
+    StateGraph,
+    VerifyOptions,
+    parse_graph,
+    parse_trace,
+    summarise,
+    verify,
+)
 from harness.shield.__main__ import main as shield_main
 
 from .conftest import HONEST_FACTS, graph_data, honest_events, search, step

@@ -22,8 +22,9 @@ makes that name the violation's `kind`. Every refused or recorded event is a vio
   SystemExit, os._exit, or the jail exiting mid-run), `process_spawn`, `file_write` (outside the
   work dir), `network`, `ctypes`, `frame_inspection`, `introspection`, `hook_patch`, `code_patch`,
   `process_inspection` (another process's /proc entry), `file_read` (outside what the sandbox
-  allows), `kernel_refusal` (the kernel killed the jail for a forbidden system call), and
-  `other_audit` for a kind this module does not know yet (nothing recorded is dropped);
+  allows), `kernel_refusal` (the kernel killed the jail for a forbidden system call),
+  `evidence_tampering` (the jail's audit records were diverted), and `other_audit` for a kind this
+  module does not know yet (nothing recorded is dropped);
 - at RESULT (outcome checks, so a failure is `semantic`): `program_error` (the module did not
   load), `entry_point_missing`, `visible_test_failed` (wrong value, raised, or never reported),
   `timeout`, `memory_exceeded`, and `run_error` (the sandbox could not confirm the run, e.g. the
@@ -66,6 +67,7 @@ AUDIT_KINDS: dict[str, str] = {
     "process_inspection": "process_inspection",
     "file_read": "file_read",
     "kernel_refusal": "kernel_refusal",
+    "evidence_tampering": "evidence_tampering",
 }
 AUDIT_VARIABLES: tuple[str, ...] = (*dict.fromkeys(AUDIT_KINDS.values()), "other_audit")
 OUTCOME_CHECKS: dict[str, str] = {

@@ -25,7 +25,9 @@ No candidate code runs inside the hook and nothing the candidate can reach can s
 are built from exact builtin types only (a candidate's `__repr__`/`__fspath__` is never called),
 paths are resolved and records written with C functions captured when the hook is made (no name is
 looked up at call time, where a patched module or builtin would run candidate code inside the
-hook), and the hook holds the only reference to its own writer. Its reentrancy guard is per thread,
+hook), and the hook holds the only reference to its own writer. Before each record it checks that
+its descriptor is still the reply pipe it was given; if the candidate closed or replaced it
+(`dup2`), the jail exits at once with `DIVERTED_STATUS`, which the parent records. Its reentrancy guard is per thread,
 so one thread inside the hook never silences another. Refusing raises PermissionError inside the
 candidate.
 """
@@ -49,6 +51,7 @@ _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "
 # Library modules that read their caller's frame only to name the calling module (namedtuple,
 # typing.NamedTuple, enum, warnings' stack level, logging's caller lookup).
 _BENIGN_FRAME_READERS = ("collections/__init__.py", "typing.py", "enum.py", "warnings.py", "logging/__init__.py")
+DIVERTED_STATUS = 86  # the jail's exit status when its record descriptor no longer is the reply pipe
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -128,14 +131,16 @@ def make_hook(fd, workdir, readable, call_box):
     from _json import encode_basestring_ascii as quote
     from _thread import get_ident
 
-    realpath, getframe, write = _make_realpath(), sys._getframe, os.write
+    realpath, getframe, write, fstat, exit_now = _make_realpath(), sys._getframe, os.write, os.fstat, os._exit
+    channel = fstat(fd)
+    channel_id = (channel.st_dev, channel.st_ino)
     inside = workdir.rstrip("/") + "/"
     try:  # /proc/self resolves here; any other /proc/<pid> is refused (in a PID namespace
         own_proc = f"/proc/{os.readlink('/proc/self')}/"  # getpid() is 1, /proc still counts from outside)
     except OSError:
         own_proc = f"/proc/{os.getpid()}/"
     _str, _bytes, _int, _type, _any = str, bytes, int, type, any
-    _permission_error, _int_repr = PermissionError, int.__repr__
+    _permission_error, _int_repr, _os_error = PermissionError, int.__repr__, OSError
     spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
     frame_attributes, write_flags = _FRAME_ATTRIBUTES, _WRITE_FLAGS
     text = make_text()
@@ -144,6 +149,13 @@ def make_hook(fd, workdir, readable, call_box):
     busy = set()  # threads now inside the hook: the hook's own calls raise events too
 
     def event(kind, detail):
+        try:
+            here = fstat(fd)
+            diverted = (here.st_dev, here.st_ino) != channel_id
+        except _os_error:
+            diverted = True
+        if diverted:  # the descriptor was closed or replaced: end the jail rather than lose this
+            exit_now(DIVERTED_STATUS)
         call = call_box[0]
         label = _int_repr(call) if _type(call) is _int else "null"
         line = '["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"

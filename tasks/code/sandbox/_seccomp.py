@@ -1,18 +1,17 @@
 """The jail's system-call filter (untrusted side, standard library only), built with libseccomp.
 
 Installed last, after every other measure, so nothing of the jail's own setup needs what it
-denies. It holds even if the candidate gets past the audit hook:
-- fatal (the kernel kills the whole jail with SIGSYS, which the trusted parent records as a
-  `kernel_refusal` event that nothing in the jail can erase): a new process (fork, vfork, clone
-  without CLONE_THREAD), exec, ptrace and cross-process memory access, and any signal to a process
-  other than the jail itself (kill/tgkill/rt_sigqueueinfo to a pid other than 1, which is the jail
-  in its own PID namespace; tkill; pidfd_send_signal);
-- refused with EPERM: changing namespaces, mounts, root or credentials, installing signal handlers
-  (a handler receives the interrupted frame), sockets (a Unix socket file outside the network
-  namespace would still connect), io_uring (its operations bypass this filter), BPF, perf,
-  userfaultfd, keyrings, kernel modules and the like;
-- clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
-  (threads stay possible: clone with CLONE_THREAD is allowed).
+denies. It holds even if the candidate gets past the audit hook, and every refusal is fatal: the
+kernel kills the whole jail with SIGSYS, which the trusted parent records as a `kernel_refusal`
+event that nothing in the jail can erase (a refusal by error code would leave no record). Denied:
+a new process (fork, vfork, clone without CLONE_THREAD), exec, ptrace and cross-process memory
+access, pidfds, any signal to a process other than the jail itself (kill/tgkill/rt_sigqueueinfo to
+a pid other than 1, which is the jail in its own PID namespace; tkill), installing signal handlers
+(a handler receives the interrupted frame), changing namespaces, mounts, root or credentials,
+sockets (a Unix socket file outside the network namespace would still connect), io_uring (its
+operations bypass this filter), BPF, perf, userfaultfd, keyrings, kernel modules and the like.
+clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
+(threads stay possible: clone with CLONE_THREAD is allowed).
 `install()` returns False when libseccomp or the kernel's seccomp is unavailable.
 """
 
@@ -24,18 +23,21 @@ _KILL_PROCESS = 0x80000000
 _CLONE_THREAD = 0x00010000
 _CMP_NE, _CMP_MASKED_EQ = 1, 7
 
-_FATAL = ("fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "tkill",
-          "pidfd_send_signal", "pidfd_getfd")
-_SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
-_REFUSED = (
+# Every call here kills the jail: honest Python never makes them (what would reach them from the
+# standard library, such as subprocess or os.fork, the audit hook refuses first), so a call means
+# the hook was bypassed, and a refusal the candidate could catch would leave no record.
+_FATAL = (
+    "fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "tkill",
+    "pidfd_send_signal", "pidfd_getfd", "pidfd_open",
     "rt_sigaction", "sigaltstack", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "mount_setattr",
     "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "io_uring_setup", "io_uring_enter",
     "io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     "open_by_handle_at", "name_to_handle_at", "init_module", "finit_module", "delete_module", "kexec_load",
-    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "pidfd_open", "personality",
+    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "personality",
     "seccomp", "landlock_create_ruleset", "memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
     "setresgid", "setgroups", "setfsuid", "setfsgid", "capset", "socket", "socketpair",
 )
+_SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
 
 
 def _errno(code):
@@ -86,7 +88,6 @@ def install():
         rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, 1, 0)) for name in _SELF_ONLY]
         rules += [rule(_KILL_PROCESS, "clone", _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
         rules += [rule(_errno(errno.ENOSYS), "clone3")]
-        rules += [rule(_errno(errno.EPERM), name) for name in _REFUSED]
         return all(rules) and lib.seccomp_load(context) == 0
     finally:
         lib.seccomp_release(context)

@@ -11,7 +11,8 @@ the parent, and one that floods the pipe cannot starve it.
 
 Event records are kept as plain dicts (`{"kind", "detail", "test_index"}`, text made safe): the
 first `MAX_KEPT_EVENTS`, and past that the first of each kind, so a flood of one kind can never
-hide another; `event_counts` counts them all.
+hide another; `event_counts` counts them all. Kinds past the first `MAX_KINDS` count as
+`too_many_kinds`, so made-up kinds cannot grow the result without bound.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from tasks.code.sandbox._wire import MAX_LINE, WireError, dumps, loads, safe_tex
 
 MAX_OUTPUT = 64 * 1024 * 1024
 MAX_KEPT_EVENTS = 200
+MAX_KINDS = 64
+TOO_MANY_KINDS = "too_many_kinds"
 _CHUNK = 1 << 16
 
 StopKind = Literal["timeout", "exited", "protocol"]
@@ -138,6 +141,8 @@ class Channel:
             raise JailStopped("protocol", "malformed event record")
         call = record[3] if type(record[3]) is int else None
         kind = safe_text(record[1], 40)
+        if kind not in self.event_counts and len(self.event_counts) >= MAX_KINDS:
+            kind = TOO_MANY_KINDS  # the jail writes on this pipe too: kinds may be made up
         self.event_counts[kind] += 1
         if len(self.events) < MAX_KEPT_EVENTS or self.event_counts[kind] == 1:
             test_index = self._case_of_call(call) if call is not None else None

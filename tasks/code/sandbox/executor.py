@@ -12,6 +12,7 @@ The parent records what it observed itself, as events nothing in the jail can er
   exit              the jail exited while the test still needed it (os._exit, posix._exit, a
                     crash, C-level exit): the run fails
   kernel_refusal    the kernel killed the jail for a forbidden system call (SIGSYS from seccomp)
+  evidence_tampering  the jail ended itself because its audit records were being diverted
 Exit status is never evidence of a pass.
 """
 
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tasks.code.sandbox._hook import DIVERTED_STATUS
 from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
 from tasks.code.sandbox.channel import Channel, JailStopped
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
@@ -214,6 +216,8 @@ class _Verdict:
         test_index = len(cases) - 1 if cases else None
         if returncode == -signal.SIGSYS:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
+        elif returncode == DIVERTED_STATUS:
+            self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
         elif self.stop_kind == "exited" and returncode is not None:
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
@@ -239,6 +243,8 @@ class _Verdict:
             return "memory_exceeded", "address-space limit"
         if returncode == -signal.SIGSYS:
             return "error", "the kernel killed the jail for a forbidden system call"
+        if returncode == DIVERTED_STATUS:
+            return "error", "the jail diverted its audit records"
         if self.stop_kind is not None:
             return "error", f"the jail stopped answering ({self.stop_kind}: {self.stop_detail}), status {returncode}"
         if self.abort:

@@ -91,10 +91,16 @@ def test_the_request_pipe_holds_nothing_but_the_next_call() -> None:
     assert outcome == "pass", detail
 
 
-def test_seccomp_refuses_pidfds_below_the_audit_hook() -> None:
-    outcome, detail, isolation = _probe("try:\n    os.pidfd_open(1)\nexcept OSError as error:\n    return error.errno", errno.EPERM)
-    _require(isolation, "seccomp")
-    assert outcome == "pass", detail
+@pytest.mark.parametrize(
+    "call", ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "signal.signal(signal.SIGUSR1, print)"],
+    ids=["pidfd", "setuid", "chroot", "signal_handler"],
+)
+def test_seccomp_refusals_below_the_audit_hook_kill_the_jail_and_are_recorded(call: str) -> None:
+    """A refusal the candidate could catch would leave no record; a killed jail leaves one."""
+    program = f"import os, signal\ndef probe():\n    try:\n        {call}\n    except OSError:\n        pass\n    return 1\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    _require(result.isolation, "seccomp")
+    assert result.outcome == "error" and [event["kind"] for event in result.audit_events] == ["kernel_refusal"]
 
 
 def test_a_forbidden_system_call_kills_the_jail_and_leaves_a_record() -> None:
@@ -207,3 +213,23 @@ def test_library_frame_reads_and_registrations_are_not_the_candidates() -> None:
 def test_the_candidates_own_frame_reads_and_registrations_are_recorded() -> None:
     result = run_tests(FRAME_AND_EXIT_HOOK_USE, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
     assert [event["kind"] for event in result.audit_events] == ["frame_inspection", "frame_inspection", "hook_patch"]
+
+
+DIVERT = """
+import os
+def probe():
+    saved, (sink, diverted) = os.dup(4), os.pipe()
+    os.dup2(diverted, 4)  # the hook's records would go to the candidate's own pipe
+    try:
+        os.system("true")
+    except OSError:
+        pass
+    os.dup2(saved, 4)
+    return 1
+"""
+
+
+def test_diverting_the_hooks_records_ends_the_jail_with_a_record() -> None:
+    result = run_tests(DIVERT, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert (result.outcome, result.reason) == ("error", "the jail diverted its audit records")
+    assert [event["kind"] for event in result.audit_events] == ["evidence_tampering"]

@@ -24,7 +24,7 @@ from tasks.code.sandbox._wire import (
     loads,
     safe_text,
 )
-from tasks.code.sandbox.channel import MAX_KEPT_EVENTS, Channel, JailStopped
+from tasks.code.sandbox.channel import MAX_KEPT_EVENTS, MAX_KINDS, TOO_MANY_KINDS, Channel, JailStopped
 from tasks.code.sandbox.instrument import instrument
 from tasks.code.sandbox.runner import CandidateFailure, run_check
 
@@ -273,3 +273,12 @@ def test_builtin_subclasses_arrive_as_their_true_base_values(value: object, expe
     encode, _ = encoder()
     decoded = decode(encode(value))
     assert decoded == expected and type(decoded) is type(expected)
+
+
+def test_made_up_kinds_cannot_grow_the_kept_events_without_bound() -> None:
+    flood = [dumps(["event", f"kind-{n}", "", None]) for n in range(5000)] + [dumps(["ready"])]
+    channel = _channel(flood)
+    assert channel.receive() == ["ready"]
+    assert len(channel.events) == MAX_KEPT_EVENTS and len(channel.event_counts) == MAX_KINDS + 1
+    assert channel.event_counts[TOO_MANY_KINDS] == 5000 - MAX_KINDS
+    assert channel.events[MAX_KINDS]["kind"] == TOO_MANY_KINDS

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from harness.errors import HarnessError
 from harness.shield import importers
@@ -28,8 +29,15 @@ from harness.shield.static import check_graph
 from harness.shield.trace import Trace
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command line as one line and exit 2, like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness.shield", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="python -m harness.shield", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="verify traces against a state graph")
     verify.add_argument("--graph", required=True)
@@ -56,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _json(value: object) -> str:
+    """Strict JSON out, as strict as in: `NaN` and `Infinity` are not JSON."""
+    return json.dumps(value, allow_nan=False)
+
+
 def _report_text(name: str, report: ShieldReport) -> str:
     head = f"{name}: {report.verdict.upper()} hack_class={report.hack_class} compliance={report.compliance:g}"
     if report.reward_hack_suspected:
@@ -69,7 +82,7 @@ def _report_text(name: str, report: ShieldReport) -> str:
             at += f" [source message {violation.source_index}]"
         lines.append(f"  - {violation.stage}/{violation.kind}{at}: {violation.message}")
         if violation.values:
-            lines.append(f"      values: {json.dumps(violation.values, default=str)[:300]}")
+            lines.append(f"      values: {json.dumps(violation.values, default=str, allow_nan=False)[:300]}")
     return "\n".join(lines)
 
 
@@ -119,11 +132,11 @@ def _verify(args: argparse.Namespace) -> int:
     reports = [report for _, report in results]
     if args.format == "json":
         if single:
-            print(json.dumps(reports[0].model_dump(mode="json")))
+            print(_json(reports[0].model_dump(mode="json")))
         else:
             for name, report in results:
-                print(json.dumps({"trace": name, "report": report.model_dump(mode="json")}))
-            print(json.dumps({"summary": summarise(reports)}))
+                print(_json({"trace": name, "report": report.model_dump(mode="json")}))
+            print(_json({"summary": summarise(reports)}))
     else:
         for name, report in results:
             print(_report_text(name, report))
@@ -141,7 +154,7 @@ def _finding_text(finding: Finding) -> str:
 def _check(args: argparse.Namespace) -> int:
     findings = check_graph(load_graph(args.graph))
     if args.format == "json":
-        print(json.dumps({"graph": args.graph, "findings": [finding.model_dump(mode="json") for finding in findings]}))
+        print(_json({"graph": args.graph, "findings": [finding.model_dump(mode="json") for finding in findings]}))
     else:
         print("\n".join(_finding_text(finding) for finding in findings) or f"{args.graph}: clean")
     return 1 if findings else 0

@@ -128,13 +128,15 @@ class Scope:
 
     def _run(self, expression: Expression) -> tuple[bool, str | None]:
         stale = self._stale
-        for name in expression.variables:
-            if name in stale:
-                self._context.add_variable(name, self._values[name])
-                stale.discard(name)
         try:
+            for name in expression.variables:
+                if name in stale:
+                    self._context.add_variable(name, self._values[name])  # a value CEL cannot hold raises here
+                    stale.discard(name)
             result = expression.program.execute(self._context)
-        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        # What a bad value or operation raises: division by zero, int64 overflow, index out of range,
+        # missing key, no such overload. Each is the trace's `invariant_error`, never a crash.
+        except (ArithmeticError, LookupError, TypeError, ValueError, RuntimeError) as error:
             missing = [name for name in expression.variables if name not in self._values]
             if missing:
                 return False, f"no source provides variable {missing[0]!r}"

@@ -10,15 +10,14 @@ such as `json_group_object(...)`, parsed), `row` (a map, null when none), `rows`
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from harness.errors import HarnessError
-from harness.shield._schema import read_json, validate
+from harness.shield._schema import check_value, loads, read_json, validate
 from harness.shield.graph import FactQuery, StateGraph
 
 
@@ -45,7 +44,12 @@ def load_facts_json(path: str) -> StaticFacts:
     return StaticFacts(values=data["facts"])
 
 
-def _shape(rows: list[sqlite3.Row], query: FactQuery) -> Any:
+def _shape(rows: list[sqlite3.Row], name: str, query: FactQuery) -> Any:
+    """The CEL value of a query's rows; a value the shape cannot hold exactly is bad input.
+
+    Facts are typed: `bool` takes SQLite's booleans (integers, true when non-zero; no rows is false)
+    and refuses TEXT such as `'false'`, which Python's `bool()` would make true; `json` takes a TEXT
+    holding a JSON document."""
     if query.shape == "rows":
         return [dict(row) for row in rows]
     if query.shape == "row":
@@ -54,10 +58,22 @@ def _shape(rows: list[sqlite3.Row], query: FactQuery) -> Any:
         return [row[0] for row in rows]
     first = rows[0][0] if rows else None
     if query.shape == "bool":
-        return bool(first)
+        if not rows:
+            return False
+        if isinstance(first, int):
+            return first != 0
+        raise HarnessError(f"facts query {name!r} (shape bool) returned {_sql_type(first)} {first!r:.40}, not an integer 0/1")
     if query.shape == "json":  # e.g. json_group_object(...) for a map-valued fact
-        return None if first is None else json.loads(first)
+        if first is None:
+            return None
+        if not isinstance(first, str):
+            raise HarnessError(f"facts query {name!r} (shape json) returned {_sql_type(first)}, not JSON text")
+        return loads(first, f"facts query {name!r}", "result")
     return first
+
+
+def _sql_type(value: Any) -> str:
+    return {type(None): "NULL", int: "INTEGER", float: "REAL", str: "TEXT", bytes: "BLOB"}.get(type(value), type(value).__name__)
 
 
 def _assign(target: dict[str, Any], dotted: str, value: Any) -> None:
@@ -69,26 +85,47 @@ def _assign(target: dict[str, Any], dotted: str, value: Any) -> None:
 
 @dataclass(frozen=True)
 class SqliteFacts:
-    """Facts read from a SQLite environment by the graph's named queries (read-only connection)."""
+    """Facts read from a SQLite environment by the graph's named queries.
+
+    The database is opened read-only through a `file:` URI built by `Path.as_uri()`, which
+    percent-encodes `#` and `?`: a hand-built `file:{path}?mode=ro` turns `a#b.sqlite` into a fragment
+    and opens (creating it, writable) `a`. Queries share a budget of SQLite VM steps, so a runaway
+    query is bad input rather than a hang."""
 
     path: str
     queries: Mapping[str, FactQuery]
+    max_steps: int = 50_000_000
 
     def facts(self) -> Mapping[str, Any]:
-        if not os.path.isfile(self.path):
-            raise HarnessError(f"{self.path}: facts database does not exist")
+        resolved = Path(self.path).resolve()
+        if not resolved.is_file():
+            raise HarnessError(f"{self.path}: facts database does not exist or is not a regular file")
         if not self.queries:
             raise HarnessError(f"{self.path}: the graph declares no facts.queries to read this database with")
         values: dict[str, Any] = {}
-        connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        connection = sqlite3.connect(f"{resolved.as_uri()}?mode=ro", uri=True)
         connection.row_factory = sqlite3.Row
+        steps = [0]
+
+        def budget() -> int:
+            steps[0] += 1
+            return int(steps[0] * 1000 > self.max_steps)  # non-zero aborts the running query
+
+        connection.set_progress_handler(budget, 1000)
         try:
             for name, query in self.queries.items():
                 try:
                     rows = connection.execute(query.sql).fetchall()
                 except sqlite3.Error as error:
                     raise HarnessError(f"{self.path}: facts query {name!r} failed: {error}") from None
-                _assign(values, name, _shape(rows, query))
+                try:
+                    value = _shape(rows, name, query)
+                    check_value(value)
+                except HarnessError as error:
+                    raise HarnessError(f"{self.path}: {error}") from None
+                except ValueError as error:
+                    raise HarnessError(f"{self.path}: facts query {name!r} returned a value that is not JSON: {error}") from None
+                _assign(values, name, value)
         finally:
             connection.close()
         return values

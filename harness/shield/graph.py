@@ -64,6 +64,18 @@ class FactsSpec(BaseModel):
     variables: tuple[str, ...] = ()
     queries: dict[str, FactQuery] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _names_do_not_nest(self) -> FactsSpec:
+        """`a` and `a.b` cannot both be queries: `a` would be a value and a map at once."""
+        names = set(self.queries)
+        for name in sorted(names):
+            parts = name.split(".")
+            for cut in range(1, len(parts)):
+                prefix = ".".join(parts[:cut])
+                if prefix in names:
+                    raise ValueError(f"facts query {name!r} nests under query {prefix!r}; rename one of them")
+        return self
+
     def provided(self) -> frozenset[str]:
         """Top-level variable names the facts source supplies (`a.b` queries provide `a`)."""
         return frozenset(self.variables) | {name.split(".", 1)[0] for name in self.queries}

@@ -11,7 +11,6 @@ CLI and the batch verifier share one loader with one error format (file, line, e
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -19,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import HarnessError
-from harness.shield._schema import read_json, validate
+from harness.shield._schema import decode, loads, read_bytes, read_json, validate
 
 EventType = Literal["tool_call", "agent_message", "user_message", "reasoning_step", "final_answer"]
 
@@ -68,34 +67,38 @@ def load_trace(path: str) -> Trace:
 
 
 def _jsonl(path: str) -> Iterator[tuple[str, Trace]]:
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as error:
-        raise HarnessError(f"{path}: cannot read traces: {error.strerror}") from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise HarnessError(f"{where}: trace is not valid JSON: {error.msg}") from None
-            trace = parse_trace(data, where)
-            yield (trace.trace_id or where), trace
+    # Split on "\n" only: str.splitlines() also splits inside a JSON string holding U+2028.
+    for number, raw in enumerate(read_bytes(path, "traces").split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{number}"
+        trace = parse_trace(loads(decode(raw, where, "trace"), where, "trace"), where)
+        yield (trace.trace_id or where), trace
 
 
-def iter_traces(path: str) -> Iterator[tuple[str, Trace]]:
-    """(name, trace) pairs from a `.json` file, a `.jsonl` file, or a directory of both (sorted)."""
-    path = str(path)
-    if os.path.isdir(path):
-        names = sorted(name for name in os.listdir(path) if name.endswith((".json", ".jsonl")))
-        if not names:
-            raise HarnessError(f"{path}: directory holds no .json or .jsonl traces")
-        for name in names:
-            yield from iter_traces(os.path.join(path, name))
-    elif path.endswith(".jsonl"):
+def _file(path: str) -> Iterator[tuple[str, Trace]]:
+    if path.endswith(".jsonl"):
         yield from _jsonl(path)
     else:
         trace = load_trace(path)
         yield (trace.trace_id or path), trace
+
+
+def iter_traces(path: str) -> Iterator[tuple[str, Trace]]:
+    """(name, trace) pairs from a `.json` file, a `.jsonl` file, or a directory of both (sorted).
+
+    A directory is read one level deep: an entry that is not a regular file is bad input, so a
+    symlink loop or a folder named `x.json` cannot recurse."""
+    path = str(path)
+    if os.path.isdir(path):
+        try:
+            entries = os.listdir(path)
+        except OSError as error:
+            raise HarnessError(f"{path}: cannot list traces: {error.strerror}") from None
+        names = sorted(name for name in entries if name.endswith((".json", ".jsonl")))
+        if not names:
+            raise HarnessError(f"{path}: directory holds no .json or .jsonl traces")
+        for name in names:
+            yield from _file(os.path.join(path, name))
+    else:
+        yield from _file(path)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -102,3 +104,131 @@ def test_iter_traces_reads_jsonl_and_directories(tmp_path: Path) -> None:
     (tmp_path / "broken.jsonl").write_text(json.dumps(trace) + "\n" + json.dumps({"task_id": "t", "events": [{"event_type": "x"}]}))
     with pytest.raises(HarnessError, match=r"broken.jsonl:2: invalid trace: event 0"):
         list(iter_traces(str(tmp_path / "broken.jsonl")))
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+HOSTILE_JSON = [
+    ("nan", b'{"task_id": "t", "events": [], "reward": NaN}', "non-finite number NaN"),
+    ("infinity", b'{"task_id": "t", "events": [], "reward": Infinity}', "non-finite number Infinity"),
+    ("minus_infinity", b'{"task_id": "t", "events": [], "meta": {"x": -Infinity}}', "non-finite number -Infinity"),
+    ("overflowing_float", b'{"task_id": "t", "events": [], "meta": {"x": 1e999}}', "out of range"),
+    ("deep_nesting", ('{"task_id": "t", "events": [], "meta": {"x": ' + DEEP + "}}").encode(), "nested deeper than 64"),
+    ("moderate_nesting", ('{"task_id": "t", "events": [], "meta": {"x": ' + "[" * 70 + "]" * 70 + "}}").encode(), "nested deeper than 64"),
+    ("invalid_utf8", b'{"task_id": "t\xff", "events": []}', "not UTF-8 (invalid byte at offset 14)"),
+    ("huge_integer", b'{"task_id": "t", "events": [], "meta": {"x": 1' + b"0" * 5000 + b"}}", "does not fit in 64 bits"),
+    ("wide_integer", b'{"task_id": "t", "events": [], "meta": {"x": 1180591620717411303424}}', "does not fit in 64 bits"),
+    ("lone_surrogate", b'{"task_id": "t\\ud800", "events": []}', "lone UTF-16 surrogate"),
+    ("lone_surrogate_key", b'{"task_id": "t", "events": [], "meta": {"\\udfff": 1}}', "lone UTF-16 surrogate"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), [case[1:] for case in HOSTILE_JSON], ids=[case[0] for case in HOSTILE_JSON])
+def test_hostile_json_is_one_line_naming_the_file(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    for load in (load_trace, lambda p: list(iter_traces(p))):
+        with pytest.raises(HarnessError) as error:
+            load(str(path))
+        assert str(path) in str(error.value) and message in str(error.value) and "\n" not in str(error.value)
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_bytes(b'{"task_id": "t", "events": []}\n' + data.replace(b"\n", b" ") + b"\n")
+    with pytest.raises(HarnessError, match=rf"t\.jsonl(:2)?: .*{re.escape(message)}"):
+        list(iter_traces(str(jsonl)))
+
+
+def test_nan_in_facts_and_graphs_is_refused(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:
+    with pytest.raises(HarnessError, match="non-finite number NaN"):
+        load_facts_json(_write(tmp_path / "f.json", '{"facts": {"amount": NaN}}'))
+    text = json.dumps(mini_graph_data).replace('"task_id": "mini"', '"task_id": "mini", "description": 1.0e999')
+    with pytest.raises(HarnessError, match="out of range"):
+        load_graph(_write(tmp_path / "g.json", text))
+
+
+def _special_files(tmp_path: Path) -> dict[str, str]:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    return {"fifo": str(fifo), "dev_zero": str(zero), "directory": str(folder), "symlink_loop": str(loop)}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory", "symlink_loop"])
+def test_only_regular_files_are_read(tmp_path: Path, kind: str) -> None:
+    path = _special_files(tmp_path)[kind]
+    for load in (load_trace, load_graph, load_facts_json):
+        with pytest.raises(HarnessError) as error:
+            load(path)
+        assert path in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_trace_directory_does_not_recurse(tmp_path: Path) -> None:
+    (tmp_path / "ok.json").write_text(json.dumps({"task_id": "t", "events": []}))
+    (tmp_path / "self.json").symlink_to(tmp_path)  # a loop that recursion would follow forever
+    with pytest.raises(HarnessError, match="self.json: cannot read trace: not a regular file"):
+        list(iter_traces(str(tmp_path)))
+
+
+def test_a_jsonl_line_holding_u2028_is_one_trace(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"task_id": "t", "trace_id": "a\u2028b", "events": []}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert [name for name, _ in iter_traces(str(path))] == ["a\u2028b"]
+
+
+def _db(tmp_path: Path, script: str, name: str = "env.sqlite") -> Path:
+    db = tmp_path / name
+    with sqlite3.connect(db) as connection:
+        connection.executescript(script)
+    connection.close()
+    return db
+
+
+BAD_FACT_ROWS = [
+    ("bool_from_text_false", "SELECT v FROM t WHERE k = 'text_false'", "bool", "shape bool) returned TEXT 'false'"),
+    ("bool_from_text_true", "SELECT v FROM t WHERE k = 'text_true'", "bool", "shape bool) returned TEXT 'true'"),
+    ("bool_from_null", "SELECT NULL", "bool", "returned NULL"),
+    ("json_not_json", "SELECT 'not json'", "json", "is not valid JSON"),
+    ("json_not_text", "SELECT 42", "json", "returned INTEGER, not JSON text"),
+    ("json_nan", "SELECT '{\"x\": NaN}'", "json", "non-finite number NaN"),
+    ("infinite_real", "SELECT 9e999", "scalar", "non-finite number inf"),
+    ("blob", "SELECT x'00ff'", "scalar", "bytes is not a JSON value"),
+]
+
+
+@pytest.mark.parametrize(("sql", "shape", "message"), [case[1:] for case in BAD_FACT_ROWS], ids=[case[0] for case in BAD_FACT_ROWS])
+def test_facts_are_typed(tmp_path: Path, sql: str, shape: str, message: str) -> None:
+    db = _db(tmp_path, "CREATE TABLE t (k TEXT, v); INSERT INTO t VALUES ('text_false', 'false'), ('text_true', 'true');")
+    with pytest.raises(HarnessError) as error:
+        SqliteFacts(str(db), {"x": FactQuery(sql=sql, shape=shape)}).facts()
+    assert str(db) in str(error.value) and message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_bool_facts_from_integers_and_no_rows(tmp_path: Path) -> None:
+    db = _db(tmp_path, "CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (0);")
+    queries = {"zero": FactQuery(sql="SELECT v FROM t", shape="bool"), "none": FactQuery(sql="SELECT v FROM t WHERE v = 5", shape="bool")}
+    assert SqliteFacts(str(db), queries).facts() == {"zero": False, "none": False}
+
+
+def test_facts_db_path_with_a_hash_is_opened_read_only(tmp_path: Path) -> None:
+    db = _db(tmp_path, "CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (7);", name="env#1.sqlite")
+    before = sorted(os.listdir(tmp_path))
+    assert SqliteFacts(str(db), {"n": FactQuery(sql="SELECT v FROM t", shape="scalar")}).facts() == {"n": 7}
+    with pytest.raises(HarnessError, match="readonly"):
+        SqliteFacts(str(db), {"n": FactQuery(sql="INSERT INTO t VALUES (8) RETURNING v", shape="scalar")}).facts()
+    assert sorted(os.listdir(tmp_path)) == before  # `file:.../env#1.sqlite?mode=ro` created `env`
+
+
+def test_a_runaway_facts_query_is_stopped(tmp_path: Path) -> None:
+    db = _db(tmp_path, "CREATE TABLE t (v INTEGER);")
+    forever = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT COUNT(*) FROM c"
+    with pytest.raises(HarnessError, match="facts query 'n' failed: interrupted"):
+        SqliteFacts(str(db), {"n": FactQuery(sql=forever, shape="scalar")}, max_steps=100_000).facts()
+
+
+def test_nested_query_names_are_refused_when_the_graph_loads(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:
+    mini_graph_data["facts"]["queries"] = {"a": {"sql": "SELECT 1"}, "a.b": {"sql": "SELECT 2"}}
+    with pytest.raises(HarnessError, match="facts query 'a.b' nests under query 'a'"):
+        load_graph(_write(tmp_path / "g.json", mini_graph_data))

@@ -1,0 +1,142 @@
+"""`python -m harness.shield verify|check` on hostile inputs: each is bad input, so exit 2 with one
+line on stderr, no traceback, no hang and no file written anywhere under the test's folder."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness.shield.conftest import HONEST_FACTS, graph_data, honest_events
+
+HONEST_TRACE = {"task_id": "mini", "reward": 0.9, "events": honest_events()}
+DEEP = "[" * 50_000 + "]" * 50_000
+
+
+def _write(path: Path, data: Any) -> str:
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return str(path)
+
+
+def _graph(root: Path, change: Callable[[dict[str, Any]], Any] | None = None, name: str = "graph.json") -> str:
+    data = copy.deepcopy(graph_data())
+    if change is not None:
+        change(data)
+    return _write(root / name, data)
+
+
+def _trace(root: Path, text: str | bytes, name: str = "hostile.json") -> str:
+    return _write(root / name, text)
+
+
+def _good(root: Path) -> dict[str, str]:
+    return {"graph": _graph(root), "trace": _write(root / "trace.json", HONEST_TRACE), "facts": _write(root / "facts.json", {"facts": HONEST_FACTS})}
+
+
+def _verify(root: Path, **override: str) -> list[str]:
+    files = {**_good(root), **override}
+    args = ["verify", "--graph", files["graph"], "--trace", files["trace"]]
+    if "facts_db" in files:
+        return [*args, "--facts-db", files["facts_db"]]
+    return [*args, "--facts", files["facts"]]
+
+
+def _fifo(root: Path, name: str) -> str:
+    os.mkfifo(root / name)
+    return str(root / name)
+
+
+def _link(root: Path, name: str, target: str | Path) -> str:
+    (root / name).symlink_to(target)
+    return str(root / name)
+
+
+def _db(root: Path, name: str, script: str) -> str:
+    connection = sqlite3.connect(root / name)
+    connection.executescript(script)
+    connection.commit()
+    connection.close()
+    return str(root / name)
+
+
+def _db_graph(root: Path, sql: str, shape: str) -> str:
+    return _graph(root, lambda data: data.update(facts={"variables": ["results"], "queries": {"paid": {"sql": sql, "shape": shape}}}), "db_graph.json")
+
+
+def _trace_with(text: str) -> str:
+    return json.dumps(HONEST_TRACE).replace('"reward": 0.9', text)
+
+
+def _pattern(pattern: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda data: data["tools"]["search"]["input_schema"]["properties"]["user_id"].update(pattern=pattern)
+
+
+CASES: dict[str, Callable[[Path], list[str]]] = {
+    "graph_missing": lambda root: _verify(root, graph=str(root / "nope.json")),
+    "graph_fifo": lambda root: _verify(root, graph=_fifo(root, "g.fifo")),
+    "graph_dev_zero": lambda root: ["check", "--graph", _link(root, "zero.json", "/dev/zero")],
+    "graph_directory": lambda root: ["check", "--graph", str(root)],
+    "graph_deep_nesting": lambda root: ["check", "--graph", _write(root / "g.json", '{"task_id": ' + DEEP + "}")],
+    "graph_nan": lambda root: ["check", "--graph", _write(root / "g.json", json.dumps(graph_data()).replace('"format_version": 1', '"format_version": NaN'))],
+    "graph_invalid_regex": lambda root: _verify(root, graph=_graph(root, _pattern("^(u[0-9]{4}$"), "bad_regex.json")),
+    "graph_python_only_regex": lambda root: _verify(root, graph=_graph(root, _pattern("(?i)^u[0-9]{4}$"), "py_regex.json")),
+    "graph_remote_ref": lambda root: _verify(root, graph=_graph(root, lambda d: d["tools"]["search"].update(input_schema={"$ref": "http://127.0.0.1:9/x.json"}), "ref.json")),
+    "graph_nested_query_names": lambda root: ["check", "--graph", _graph(root, lambda d: d["facts"].update(queries={"a": {"sql": "SELECT 1"}, "a.b": {"sql": "SELECT 2"}}), "nested.json")],
+    "trace_nan_reward": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": NaN'))),
+    "trace_infinite_input": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": 0.5, "meta": {"amount": -Infinity}'))),
+    "trace_deep_nesting": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": 0.5, "meta": {"x": ' + DEEP + "}"))),
+    "trace_invalid_utf8": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": 0.5, "meta": {"x": "XX"}').encode().replace(b"XX", b"\xc3\x28"))),
+    "trace_huge_integer": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": 0.5, "meta": {"x": 1' + "0" * 5000 + "}"))),
+    "trace_lone_surrogate": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": 0.5, "trace_id": "\\udc80"'))),
+    "trace_fifo": lambda root: _verify(root, trace=_fifo(root, "fifo.json")),
+    "trace_dir_with_loop": lambda root: (_link(root / "traces", "loop.json", root / "traces") and _verify(root, trace=str(root / "traces"))),
+    "trace_jsonl_bad_line": lambda root: _verify(root, trace=_trace(root, json.dumps(HONEST_TRACE) + "\n{\n", "batch.jsonl")),
+    "facts_nan": lambda root: _verify(root, facts=_write(root / "nan_facts.json", '{"facts": {"paid": NaN}}')),
+    "facts_dev_zero": lambda root: _verify(root, facts=_link(root, "zero_facts.json", "/dev/zero")),
+    "facts_db_bool_text_behind_hash": lambda root: _verify(
+        root,
+        graph=_db_graph(root, "SELECT v FROM t", "bool"),
+        facts_db=_db(root, "env#1.sqlite", "CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('false');"),
+    ),
+    "facts_db_json_not_json": lambda root: _verify(
+        root, graph=_db_graph(root, "SELECT 'nope'", "json"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_not_a_database": lambda root: _verify(root, graph=_db_graph(root, "SELECT 1", "bool"), facts_db=_write(root / "env.sqlite", "plain text")),
+    "facts_db_fifo": lambda root: _verify(root, graph=_db_graph(root, "SELECT 1", "bool"), facts_db=_fifo(root, "env.sqlite")),
+    "bad_sample_rate": lambda root: [*_verify(root), "--deep-sample-rate", "nan"],
+}
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(path): (path.lstat().st_size, path.lstat().st_mtime_ns) for path in root.rglob("*")}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_hostile_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
+    root = tmp_path / "in"
+    (root / "traces").mkdir(parents=True)
+    _write(root / "traces" / "ok.json", HONEST_TRACE)
+    args = CASES[case](root)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    before = _snapshot(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.shield", *args], capture_output=True, text=True, timeout=30, cwd=work, env=env
+    )
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.returncode == 2, (result.returncode, result.stdout[-500:], result.stderr[-500:])
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    assert _snapshot(tmp_path) == before

@@ -64,6 +64,8 @@ def _check(anchor: Mapping[str, Any], text: str) -> AnchorOutcome:
 def _trajectories(config: TaskConfig) -> tuple[tuple[Trajectory, ...], bytes]:
     if config.source != "bundled":
         raise HarnessError("task=tau_airline reads the shipped trajectories or task.path=RESULTS.json; task.source must be bundled")
+    if config.subset:
+        raise HarnessError("task.subset: task=tau_airline has no subsets; pass task.path=RESULTS.json holding the trajectories you want")
     if config.path:
         trajectories = load_results(config.path)
         with open(config.path, "rb") as handle:

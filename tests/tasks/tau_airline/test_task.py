@@ -130,3 +130,10 @@ def test_a_malformed_results_file_is_one_line(tmp_path: Path) -> None:
     path.write_text(json.dumps([entry]))
     with pytest.raises(HarnessError, match=r"trajectory 0: traj\[3\]\.role"):
         load_task(TaskConfig(name="tau_airline", path=str(path)))
+
+
+def test_options_the_task_does_not_have_are_refused() -> None:
+    with pytest.raises(HarnessError, match="task.subset: task=tau_airline has no subsets"):
+        load_task(TaskConfig(name="tau_airline", subset="task001"))
+    with pytest.raises(HarnessError, match="task.source must be bundled"):
+        load_task(TaskConfig(name="tau_airline", source="hub"))

@@ -55,3 +55,97 @@ def test_agent_scenario_graphs_are_clean() -> None:
 
     for scenario in SCENARIOS.values():
         assert check_graph(scenario.graph()) == [], scenario.name
+
+
+def _graph(edges: dict[str, list[str]], goals: list[str], *, required: tuple[str, ...] = (), guards: tuple[str, ...] = ()) -> Any:
+    nodes = [
+        {"node_id": node, "next_allowed": targets, **({"postcondition": "true"} if node in guards else {})}
+        for node, targets in edges.items()
+    ]
+    return parse_graph(
+        {"task_id": "g", "initial_state": next(iter(edges)), "goal_states": goals, "required_states": list(required), "nodes": nodes},
+        "g.json",
+    )
+
+
+def _hackable(graph) -> list[tuple[str, ...]]:
+    return [finding.path for finding in check_graph(graph) if finding.kind == "hackable_path"]
+
+
+def test_a_goal_leading_into_a_guarded_goal_is_a_route_to_it() -> None:
+    # Path enumeration stopped at G1 and never saw INIT -> G1 -> G2, which bypasses G2's guard C.
+    graph = _graph({"INIT": ["C", "G1"], "C": ["G2"], "G1": ["G2"], "G2": []}, ["G1", "G2"], guards=("C",))
+    assert _hackable(graph) == [("INIT", "G1", "G2")]
+
+
+def test_a_guard_two_hops_before_the_goal_is_a_guard() -> None:
+    graph = _graph({"INIT": ["P", "Y"], "P": ["X"], "X": ["GOAL"], "Y": ["GOAL"], "GOAL": []}, ["GOAL"], guards=("P",))
+    findings = [finding for finding in check_graph(graph) if finding.kind == "hackable_path"]
+    assert [finding.path for finding in findings] == [("INIT", "Y", "GOAL")]
+    assert "bypasses the postcondition guard(s) P of GOAL" in findings[0].message
+
+
+def test_required_state_skipped_through_a_long_detour_is_found_with_a_shortest_path() -> None:
+    chain = {f"N{i}": [f"N{i + 1}"] for i in range(30)}
+    chain["N0"].append("R")
+    chain["R"] = ["N30"]
+    chain["N30"] = []
+    # Every route passes R except the 30-hop chain; the counterexample is that chain, found by BFS.
+    graph = _graph(chain, ["N30"], required=("R",))
+    assert _hackable(graph) == [tuple(f"N{i}" for i in range(31))]
+
+
+def test_separate_branches_with_their_own_guarded_goals_are_clean() -> None:
+    graph = _graph(
+        {"INIT": ["CANCEL_CHECK", "MODIFY_CHECK"], "CANCEL_CHECK": ["CANCELLED"], "MODIFY_CHECK": ["MODIFIED"], "CANCELLED": [], "MODIFIED": []},
+        ["CANCELLED", "MODIFIED"],
+        guards=("CANCEL_CHECK", "MODIFY_CHECK"),
+    )
+    assert check_graph(graph) == []
+
+
+def test_a_clique_is_checked_and_its_bypass_reported_once() -> None:
+    names = [f"N{i}" for i in range(12)]
+    graph = _graph({name: [other for other in names if other != name] for name in names}, ["N11"], required=tuple(names[1:11]))
+    findings = [finding for finding in check_graph(graph) if finding.kind == "hackable_path"]
+    assert [finding.path for finding in findings] == [("N0", "N11")]
+    assert "skips required " + ", ".join(names[1:11]) in findings[0].message
+
+
+def test_a_large_layered_graph_has_exactly_its_planted_bypass() -> None:
+    layers = [[f"L{layer}_{i}" for i in range(10)] for layer in range(30)]
+    edges: dict[str, list[str]] = {"INIT": layers[0]}
+    for here, there in zip(layers, layers[1:]):
+        for node in here:
+            edges[node] = ["GATE"] if here is layers[14] else there
+    edges["GATE"] = layers[15]
+    for node in layers[-1]:
+        edges[node] = ["GOAL"]
+    edges["GOAL"] = []
+    clean = _graph(edges, ["GOAL"], required=("GATE",))
+    assert check_graph(clean) == []
+    edges["L3_0"] = [*edges["L3_0"], "L20_0"]  # one edge around the gate
+    findings = [finding for finding in check_graph(_graph(edges, ["GOAL"], required=("GATE",))) if finding.kind == "hackable_path"]
+    assert len(findings) == 1 and findings[0].path[:6] == ("INIT", "L0_0", "L1_0", "L2_0", "L3_0", "L20_0")
+
+
+def test_a_cut_off_search_is_a_finding_of_its_own(mini_graph_data: dict[str, Any]) -> None:
+    _node(mini_graph_data, "A")["next_allowed"].append("GOAL")
+    findings = check_graph(parse_graph(mini_graph_data, "planted.json"), search_budget=0)
+    assert [finding.kind for finding in findings] == ["analysis_incomplete"]
+    assert "B" in findings[0].message and "C" in findings[0].message
+
+
+BAD_PATTERNS = [
+    ("unbalanced", "^(u[0-9]{4}$"),
+    ("python_inline_flag", "(?i)^u[0-9]{4}$"),
+    ("python_anchor", "\\Au[0-9]{4}\\Z"),
+]
+
+
+@pytest.mark.parametrize("pattern", [case[1] for case in BAD_PATTERNS], ids=[case[0] for case in BAD_PATTERNS])
+def test_a_tool_pattern_that_is_not_ecma_262_is_a_finding(mini_graph_data: dict[str, Any], pattern: str) -> None:
+    mini_graph_data["tools"]["search"]["input_schema"]["properties"]["user_id"]["pattern"] = pattern
+    findings = check_graph(parse_graph(mini_graph_data, "g.json"))
+    assert [finding.kind for finding in findings] == ["invalid_schema"]
+    assert "tool search" in findings[0].message and repr(pattern) in findings[0].message

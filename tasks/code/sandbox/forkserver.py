@@ -1,4 +1,4 @@
-"""The trusted side of the fork server: start it, hand it descriptors, learn when children exit.
+"""The trusted side of the fork server: start it, hand it descriptors, learn when jails exit.
 
 One server (`_zygote.py`) per parent process, started on first use as a fresh `python -I -S -B`
 interpreter with a minimal environment, so it holds nothing of this process. It is given three
@@ -7,9 +7,9 @@ can and cannot inherit). Many threads may use the server at once: a reader threa
 "started"/"exited" message to the waiting run. Waits are events, not polling, and no signals are
 involved, so this works from any thread or Ray actor.
 
-If the server cannot start or dies, `ForkServerError` is raised and the executor runs that
-candidate the slow way (a fresh interpreter per candidate, `executor._run_exec`); the next run
-starts a new server.
+If the server cannot start, dies, or misses a run's start deadline (stopped, wedged: it is then
+killed), `ForkServerError` is raised and the executor runs that candidate with a one-shot server
+(`launch.start_exec`); the next run starts a new warm server.
 """
 
 from __future__ import annotations

@@ -224,10 +224,10 @@ def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[Even
     last_user = _last_user_texts(messages)
     calls: dict[tuple[int, int], ReplayedCall] = {}
     positions: dict[int, int] = {}
-    for call in replayed.calls:
-        position = positions.get(call.source_index, 0)
-        calls[(call.source_index, position)] = call
-        positions[call.source_index] = position + 1
+    for replayed_call in replayed.calls:
+        position = positions.get(replayed_call.source_index, 0)
+        calls[(replayed_call.source_index, position)] = replayed_call
+        positions[replayed_call.source_index] = position + 1
     steps = []
     for event_index, source in enumerate(sources):
         if not 0 <= source.source_index < len(messages):

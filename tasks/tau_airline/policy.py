@@ -25,7 +25,15 @@ from importlib import resources
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.shield import ShieldReport, StateGraph, Trace, VerifyOptions, parse_graph, parse_trace, verify
+from harness.shield import (
+    ShieldReport,
+    StateGraph,
+    Trace,
+    VerifyOptions,
+    parse_graph,
+    parse_trace,
+    verify,
+)
 from harness.shield._schema import read_json
 from tasks.tau_airline.facts import EventSource, trace_facts
 from tasks.tau_airline.replay import replay
@@ -62,7 +70,8 @@ def airline_graph() -> StateGraph:
 
 def event_sources(trace: Trace) -> list[EventSource]:
     """Each event's message in `traj` and, for a tool call, its position among that message's calls."""
-    sources, seen_calls = [], {}
+    sources: list[EventSource] = []
+    seen_calls: dict[int, int] = {}
     for index, event in enumerate(trace.events):
         if event.source_index is None:
             raise HarnessError(f"trace {trace.trace_id or ''} event {index}: source_index: missing; airline facts need each event's message")
@@ -126,11 +135,11 @@ def facts_for_trace(trace: Trace) -> dict[str, Any]:
     return trajectory_facts(trajectory_of_trace(trace), trace)
 
 
-def verify_trace(trace: Trace, options: VerifyOptions = VerifyOptions()) -> ShieldReport:
+def verify_trace(trace: Trace, options: VerifyOptions | None = None) -> ShieldReport:
     """Verify an imported trace on its own: rebuild its trajectory, replay, check the airline graph."""
     trajectory = trajectory_of_trace(trace)
     facts = trajectory_facts(trajectory, trace)
-    return focus(verify(airline_graph(), trace, facts, options, trace_id=trace.trace_id), facts)
+    return focus(verify(airline_graph(), trace, facts, options or VerifyOptions(), trace_id=trace.trace_id), facts)
 
 
 def focus(report: ShieldReport, facts: Mapping[str, Any]) -> ShieldReport:
@@ -149,10 +158,10 @@ def focus(report: ShieldReport, facts: Mapping[str, Any]) -> ShieldReport:
     return report.model_copy(update={"violations": tuple(focused)})
 
 
-def verify_trajectory(trajectory: Trajectory, trace: Trace, options: VerifyOptions = VerifyOptions()) -> ShieldReport:
+def verify_trajectory(trajectory: Trajectory, trace: Trace, options: VerifyOptions | None = None) -> ShieldReport:
     """Replay `trajectory`, verify its imported `trace` against the airline graph and the replayed facts."""
     facts = trajectory_facts(trajectory, trace)
-    return focus(verify(airline_graph(), trace, facts, options, trace_id=trajectory.name), facts)
+    return focus(verify(airline_graph(), trace, facts, options or VerifyOptions(), trace_id=trajectory.name), facts)
 
 
 def gold_trajectory(trajectory: Trajectory) -> Trajectory:

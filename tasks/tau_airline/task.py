@@ -80,7 +80,10 @@ def load(config: TaskConfig) -> TaskData:
     by_problem: dict[str, list[Trajectory]] = {}
     for trajectory in trajectories:
         by_problem.setdefault(problem_id(trajectory), []).append(trajectory)
-    problems, anchors, pool, trials = [], {}, [], {}
+    problems: list[PublicProblem] = []
+    anchors: dict[str, dict[str, Any]] = {}
+    pool: list[Candidate] = []
+    trials: dict[tuple[str, str], tuple[Trajectory, str]] = {}
     for pid, group in by_problem.items():
         problems.append(PublicProblem(problem_id=pid, question=POLICY_BRIEF))
         anchors[pid] = {"trials": {}, "gold_breaks": gold_violations(group[0])}

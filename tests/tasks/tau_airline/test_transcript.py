@@ -10,8 +10,12 @@ from harness.config import ProtocolConfig
 from judges import load_protocol
 from judges.types import CandidateView
 from tasks.tau_airline import shipped_trajectories
-from tasks.tau_airline.transcript import MAX_TRANSCRIPT_CHARS, POLICY_BRIEF, render_transcript
 from tasks.tau_airline.trajectory import parse_trajectory
+from tasks.tau_airline.transcript import (
+    MAX_TRANSCRIPT_CHARS,
+    POLICY_BRIEF,
+    render_transcript,
+)
 from tasks.types import PublicProblem
 
 

@@ -245,11 +245,22 @@ def _ascii_formats() -> dict[str, str]:
 
 def compile_tool_schema(schema_doc: dict[str, Any], where: str) -> Validator:
     """Compile a tool's `input_schema` with ECMA-262 patterns; a malformed schema is the graph author's
-    error, reported as one line."""
+    error, reported as one line, whether it shows when compiling or only when a value meets it (a
+    `multipleOf` of 0, a `$ref` that refers to itself)."""
     translated = ecma_schema(schema_doc, where)
     try:
-        return fastjsonschema.compile(translated, handlers={}, formats=_ascii_formats())
-    except (fastjsonschema.JsonSchemaDefinitionException, re.error, ValueError, TypeError, KeyError, SyntaxError) as error:
+        compiled = fastjsonschema.compile(translated, handlers={}, formats=_ascii_formats())
+    except (fastjsonschema.JsonSchemaDefinitionException, re.error, ValueError, TypeError, LookupError, AttributeError, SyntaxError) as error:
         raise HarnessError(f"{where}: invalid input_schema: {error}") from None
     except RecursionError:
         raise HarnessError(f"{where}: invalid input_schema: nested too deeply") from None
+
+    def validate_input(data: Any) -> Any:
+        try:
+            return compiled(data)
+        except fastjsonschema.JsonSchemaValueException:
+            raise
+        except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError) as error:
+            raise HarnessError(f"{where}: invalid input_schema: it fails on a value ({type(error).__name__}: {error})") from None
+
+    return validate_input

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Literal
 
 from harness.errors import HarnessError
 from harness.shield._schema import compile_tool_schema
@@ -189,7 +190,7 @@ def _reachability_findings(graph: StateGraph, edges: Edges, goals: frozenset[str
     reaches_goal = _reachable(_reverse(edges), goals)
     for node in graph.nodes:
         if node.node_id not in reachable:
-            kind = "unreachable_goal" if node.node_id in goals else "unreachable_node"
+            kind: Literal["unreachable_goal", "unreachable_node"] = "unreachable_goal" if node.node_id in goals else "unreachable_node"
             findings.append(Finding(kind=kind, message=f"{node.node_id} is unreachable from {graph.initial_state}", node=node.node_id))
         elif node.node_id not in reaches_goal:
             findings.append(Finding(kind="dead_end", message=f"no goal state is reachable from {node.node_id}", node=node.node_id))

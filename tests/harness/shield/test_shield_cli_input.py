@@ -92,6 +92,14 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "graph_invalid_regex": lambda root: _verify(root, graph=_graph(root, _pattern("^(u[0-9]{4}$"), "bad_regex.json")),
     "graph_python_only_regex": lambda root: _verify(root, graph=_graph(root, _pattern("(?i)^u[0-9]{4}$"), "py_regex.json")),
     "graph_remote_ref": lambda root: _verify(root, graph=_graph(root, lambda d: d["tools"]["search"].update(input_schema={"$ref": "http://127.0.0.1:9/x.json"}), "ref.json")),
+    "graph_schema_properties_list": lambda root: _verify(root, graph=_graph(root, lambda d: d["tools"]["search"].update(input_schema={"properties": []}), "plist.json")),
+    "graph_schema_multiple_of_zero": lambda root: _verify(
+        root, graph=_graph(root, lambda d: d["tools"]["search"]["input_schema"]["properties"].update(n={"multipleOf": 0}), "zero.json"),
+        trace=_trace(root, json.dumps(HONEST_TRACE).replace('"user_id": "u0001"', '"user_id": "u0001", "n": 3')),
+    ),
+    "graph_schema_refers_to_itself": lambda root: _verify(
+        root, graph=_graph(root, lambda d: d["tools"]["search"].update(input_schema={"definitions": {"a": {"$ref": "#/definitions/a"}}, "$ref": "#/definitions/a"}), "self.json")
+    ),
     "graph_nested_query_names": lambda root: ["check", "--graph", _graph(root, lambda d: d["facts"].update(queries={"a": {"sql": "SELECT 1"}, "a.b": {"sql": "SELECT 2"}}), "nested.json")],
     "trace_nan_reward": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": NaN'))),
     "trace_infinite_input": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": 0.5, "meta": {"amount": -Infinity}'))),

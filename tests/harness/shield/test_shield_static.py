@@ -136,6 +136,11 @@ def test_a_cut_off_search_is_a_finding_of_its_own(mini_graph_data: dict[str, Any
     assert "B" in findings[0].message and "C" in findings[0].message
 
 
+def test_a_tool_schema_that_does_not_compile_is_a_finding(mini_graph_data: dict[str, Any]) -> None:
+    mini_graph_data["tools"]["search"]["input_schema"] = {"type": "object", "properties": []}
+    assert [finding.kind for finding in check_graph(parse_graph(mini_graph_data, "g.json"))] == ["invalid_schema"]
+
+
 BAD_PATTERNS = [
     ("unbalanced", "^(u[0-9]{4}$"),
     ("python_inline_flag", "(?i)^u[0-9]{4}$"),

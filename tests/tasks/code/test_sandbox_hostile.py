@@ -144,7 +144,6 @@ DIVERTED = canonical_def(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: dup2 over the reply descriptor diverts the hook's records")
 def test_audit_records_cannot_be_diverted() -> None:
     outcome = check("HumanEval/0", DIVERTED)
     assert not outcome.correct or recorded(outcome), "passed with an empty audit record"
@@ -168,7 +167,6 @@ KERNEL_REFUSED = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: system calls seccomp refuses with EPERM leave no record")
 @pytest.mark.parametrize("action", [pytest.param(action, id=name) for name, action in KERNEL_REFUSED])
 def test_refused_system_calls_are_recorded(action: str) -> None:
     text = canonical_def(
@@ -365,10 +363,9 @@ for _fd in range(3, 64):
 MAX_KEPT_EVENTS = 1000
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: events of distinct forged kinds are all kept")
 def test_forged_events_cannot_grow_the_result_without_bound() -> None:
     # Kept events go into every result, the shield's trace and candidates.jsonl: 886k of them cost
-    # the shield 104 s and 2.9 GB for one candidate on 8e19c5d.
+    # the shield 104 s and 2.9 GB for one candidate on 8e19c5d, before made-up kinds were bounded.
     text = EVENT_FLOOD + canonical_def("HumanEval/0", "has_close_elements(numbers, threshold)")
     outcome = check("HumanEval/0", text)
     assert len(outcome.details.get("audit_events", ())) <= MAX_KEPT_EVENTS

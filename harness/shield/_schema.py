@@ -33,7 +33,7 @@ from harness.shield.ecma_regex import PatternError, to_python
 SchemaName = Literal["graph", "trace", "facts"]
 Validator = Callable[[Any], Any]
 
-MAX_BYTES = 256 * 2**20
+MAX_BYTES = 64 * 2**20  # a larger batch is a directory of files, each read on its own
 MAX_DEPTH = 64
 _INT_RANGE = (-(2**63), 2**64 - 1)  # CEL's int64 and uint64
 
@@ -207,29 +207,39 @@ _LIST = ("allOf", "anyOf", "oneOf")
 _MAP = ("properties", "definitions", "$defs", "dependencies")
 
 
-def ecma_schema(document: Any, where: str, *, local: bool = True) -> Any:
+def ecma_schema(document: Any, where: str, *, local: bool = True, originals: dict[str, str] | None = None) -> Any:
     """A copy of the schema `document` with every `pattern` (and `patternProperties` key) translated
     to its ECMA-262 meaning; raises `HarnessError` for an untranslatable pattern, or (when `local`) a
-    `$ref` or `$id` outside the document."""
+    `$ref` or `$id` outside the document. `originals` collects translated -> written pattern."""
+    originals = {} if originals is None else originals
+
+    def _translate(pattern: str) -> str:
+        try:
+            translated = to_python(pattern)
+        except PatternError as error:
+            raise HarnessError(f"{where}: pattern {pattern!r} is refused: {error}") from None
+        originals.setdefault(translated, pattern)
+        return translated
+
+    def sub(value: Any) -> Any:
+        return ecma_schema(value, where, local=local, originals=originals)
+
     if not isinstance(document, dict):
-        return [ecma_schema(item, where, local=local) for item in document] if isinstance(document, list) else document
+        return [sub(item) for item in document] if isinstance(document, list) else document
     out: dict[str, Any] = {}
     for key, value in document.items():
-        try:
-            if key == "pattern" and isinstance(value, str):
-                value = to_python(value)
-            elif key == "patternProperties" and isinstance(value, dict):
-                value = {to_python(pattern): ecma_schema(sub, where, local=local) for pattern, sub in value.items()}
-            elif local and key in ("$ref", "$id", "id") and isinstance(value, str) and not value.startswith("#"):
-                raise HarnessError(f"{where}: {key} {value!r} points outside the schema (only '#...' is allowed)")
-            elif key in _ONE or key == "items":
-                value = ecma_schema(value, where, local=local)
-            elif key in _LIST and isinstance(value, list):
-                value = [ecma_schema(item, where, local=local) for item in value]
-            elif key in _MAP and isinstance(value, dict):
-                value = {name: ecma_schema(sub, where, local=local) for name, sub in value.items()}
-        except PatternError as error:
-            raise HarnessError(f"{where}: pattern {value!r} is refused: {error}") from None
+        if key == "pattern" and isinstance(value, str):
+            value = _translate(value)
+        elif key == "patternProperties" and isinstance(value, dict):
+            value = {_translate(pattern): sub(child) for pattern, child in value.items()}
+        elif local and key in ("$ref", "$id", "id") and isinstance(value, str) and not value.startswith("#"):
+            raise HarnessError(f"{where}: {key} {value!r} points outside the schema (only '#...' is allowed)")
+        elif key in _ONE or key == "items":
+            value = sub(value)
+        elif key in _LIST and isinstance(value, list):
+            value = [sub(item) for item in value]
+        elif key in _MAP and isinstance(value, dict):
+            value = {name: sub(child) for name, child in value.items()}
         out[key] = value
     return out
 
@@ -247,7 +257,8 @@ def compile_tool_schema(schema_doc: dict[str, Any], where: str) -> Validator:
     """Compile a tool's `input_schema` with ECMA-262 patterns; a malformed schema is the graph author's
     error, reported as one line, whether it shows when compiling or only when a value meets it (a
     `multipleOf` of 0, a `$ref` that refers to itself)."""
-    translated = ecma_schema(schema_doc, where)
+    originals: dict[str, str] = {}
+    translated = ecma_schema(schema_doc, where, originals=originals)
     try:
         compiled = fastjsonschema.compile(translated, handlers={}, formats=_ascii_formats())
     except (fastjsonschema.JsonSchemaDefinitionException, re.error, ValueError, TypeError, LookupError, AttributeError, SyntaxError) as error:
@@ -258,7 +269,10 @@ def compile_tool_schema(schema_doc: dict[str, Any], where: str) -> Validator:
     def validate_input(data: Any) -> Any:
         try:
             return compiled(data)
-        except fastjsonschema.JsonSchemaValueException:
+        except fastjsonschema.JsonSchemaValueException as error:
+            if error.rule == "pattern" and isinstance(error.rule_definition, str) and error.rule_definition in originals:
+                message = error.message.replace(error.rule_definition, originals[error.rule_definition])
+                raise fastjsonschema.JsonSchemaValueException(message, error.value, error.name, error.definition, error.rule) from None
             raise
         except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError) as error:
             raise HarnessError(f"{where}: invalid input_schema: it fails on a value ({type(error).__name__}: {error})") from None

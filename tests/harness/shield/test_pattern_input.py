@@ -73,6 +73,7 @@ def test_a_forged_id_fails_the_tool_pattern(user: str) -> None:
     trace = parse_trace({"task_id": "mini", "events": [step("start"), search(user=user), step("choose", context={"chosen": "x"}), step("finish")]}, "t")
     report = verify(_graph("^u\\d{4}$"), trace, HONEST_FACTS)
     assert [(v.kind, v.event_index) for v in report.violations] == [("parameter_domain", 1)]
+    assert report.violations[0].message.endswith("must match pattern ^u\\d{4}$")  # the pattern as written
 
 
 def test_an_honest_id_passes_the_tool_pattern() -> None:

@@ -232,3 +232,17 @@ def test_nested_query_names_are_refused_when_the_graph_loads(tmp_path: Path, min
     mini_graph_data["facts"]["queries"] = {"a": {"sql": "SELECT 1"}, "a.b": {"sql": "SELECT 2"}}
     with pytest.raises(HarnessError, match="facts query 'a.b' nests under query 'a'"):
         load_graph(_write(tmp_path / "g.json", mini_graph_data))
+
+
+def test_files_over_the_size_cap_are_refused_before_reading(tmp_path: Path) -> None:
+    from harness.shield._schema import MAX_BYTES, read_bytes
+
+    sparse = tmp_path / "huge.jsonl"
+    with open(sparse, "wb") as handle:
+        handle.truncate(MAX_BYTES + 1)  # sparse: costs no disk, and must cost no memory
+    with pytest.raises(HarnessError, match=f"huge.jsonl: traces is larger than {MAX_BYTES} bytes"):
+        list(iter_traces(str(sparse)))
+    small = _write(tmp_path / "small.json", "x" * 17)
+    assert read_bytes(small, "trace", limit=17) == b"x" * 17
+    with pytest.raises(HarnessError, match="larger than 16 bytes"):
+        read_bytes(small, "trace", limit=16)

@@ -63,7 +63,7 @@ def test_a_two_point_sweep_runs_as_one_array_under_one_mlflow_parent(slurm, tmp_
     compared = subprocess.run(
         [
             sys.executable, "-m", "harness.compare", "--tracking-uri", tracking, "--output", str(tmp_path / "comparison"),
-            "--filter", f"tags.mlflow.parentRunId = '{parent.info.run_id}'",
+            "--filter", f"params.tracking.sweep = '{sweep}'",
         ],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )

@@ -63,8 +63,10 @@ def event_action(graph: CompiledGraph, event: TraceEvent) -> str | None:
 
 
 def _derived(graph: CompiledGraph, before: str, action: str | None) -> str:
-    performers = graph.action_nodes.get(action, ()) if action is not None else ()
-    if action is None or before in performers or not performers:
+    if action is None:
+        return before
+    performers = graph.action_nodes.get(action, ())
+    if before in performers or not performers:
         return before
     node = graph.nodes.get(before)
     allowed = node.next_allowed if node is not None else frozenset()
@@ -81,9 +83,10 @@ def derive_states(graph: CompiledGraph, events: Sequence[TraceEvent]) -> Derivat
     current = graph.graph.initial_state
     result = Derivation()
     findings = result.findings
+    action_map = graph.graph.action_map
     for index, event in enumerate(events):
-        tool = mapped_tool(graph, event)
-        action = event_action(graph, event)
+        tool = event.tool_name if event.event_type == "tool_call" and event.tool_name in action_map else None
+        action = action_map[tool] if tool is not None else event.action
         if tool is not None and event.action is not None and event.action != action:
             findings.append(PathFinding("action_mismatch", f"{tool} performs {action!r}, but the event says {event.action!r}", index))
         if event.state_before is not None and event.state_before != current:
@@ -104,8 +107,8 @@ def derive_states(graph: CompiledGraph, events: Sequence[TraceEvent]) -> Derivat
                 if tool is None and action is not None and claimed in graph.nodes and not _performs(graph, claimed, action):
                     findings.append(PathFinding("action_mismatch", f"state {claimed!r} does not perform the event's action {action!r}", index, claimed))
                 after = claimed
-        tools = graph.tool_actions.get(action or "")
-        if tool is None and tools:
+        tools = graph.tool_actions.get(action) if action is not None and tool is None else None
+        if tools:
             findings.append(
                 PathFinding("missing_tool_call", f"action {action!r} belongs to {', '.join(sorted(tools))}, which this event did not call", index, after)
             )

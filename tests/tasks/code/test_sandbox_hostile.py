@@ -150,6 +150,52 @@ def test_audit_records_cannot_be_diverted() -> None:
     assert shield_verdict("HumanEval/0", DIVERTED) == "violation"
 
 
+# A garbage cycle whose finalizer runs at the next collection; a low threshold makes that happen
+# during an allowed open() in the work dir, which the audit hook checks. Run inside the hook, the
+# finalizer's frame read, object scan and outside read are seen by a hook that is busy.
+FINALIZER_IN_HOOK = canonical_def(
+    "HumanEval/0",
+    "has_close_elements(numbers, threshold)",
+    """
+    import gc, sys
+    class Inside:
+        def __del__(self):
+            names, frame = [], sys._getframe(1)
+            while frame is not None:
+                names.append(frame.f_code.co_name)
+                frame = frame.f_back
+            if "hook" in names:
+                sys._getframe(1).f_back
+                gc.get_objects()
+                try:
+                    open("/etc/hostname").read()
+                except OSError:
+                    pass
+    gc.collect()
+    cycle = Inside()
+    cycle.cycle = cycle
+    del cycle
+    gc.set_threshold(THRESHOLD)
+    with open("scratch", "w") as handle:
+        handle.write("x")
+    gc.set_threshold(700)
+    gc.collect()
+    """,
+)
+
+
+@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: a finalizer run inside the audit hook is exempt from it")
+def test_code_run_inside_the_audit_hook_is_still_audited() -> None:
+    # Where in the hook the collection lands depends on the threshold (6 to 8 on 52e0074), so all
+    # small thresholds are tried, each in its own run.
+    unrecorded = []
+    for threshold in range(1, 25):
+        outcome = check("HumanEval/0", FINALIZER_IN_HOOK.replace("THRESHOLD", str(threshold)))
+        if outcome.correct and not recorded(outcome):
+            unrecorded.append(threshold)
+    assert unrecorded == [], f"passed with an empty audit record at thresholds {unrecorded}"
+
+
 @pytest.mark.parametrize("text", [pytest.param(text, id=name) for name, text in ERASED_OR_UNRECORDED])
 def test_erased_or_unrecorded_events_still_count(text: str) -> None:
     text = "_erased = []\n" + text

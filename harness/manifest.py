@@ -146,6 +146,20 @@ def read(run_dir: Path) -> Manifest:
         raise HarnessError(f"{path}: field {field}: {first['msg']}") from error
 
 
+def unfinished_uid(output_dir: Path, config: RunConfig) -> str | None:
+    """The `run_uid` of an earlier attempt of this same run in `output_dir` that never wrote its
+    summary (a preempted job requeued into its directory, a crash rerun), so the new attempt carries
+    on in the same MLflow run. A different config, or a finished run, starts a new one."""
+    if (output_dir / "summary.json").exists() or not (output_dir / FILENAME).exists():
+        return None
+    try:
+        earlier = read(output_dir)
+    except HarnessError:
+        return None
+    same = json.loads(json.dumps(dataclasses.asdict(config))) == earlier.config
+    return earlier.run_uid if same else None
+
+
 def tags(manifest: Manifest) -> dict[str, str]:
     """The manifest as MLflow tags: flattened keys, JSON for lists, everything but the config
     (which is the run's params already)."""

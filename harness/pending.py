@@ -73,6 +73,17 @@ def write(run_dir: Path, record: PendingRun) -> Path:
     return path
 
 
+def discard(run_dir: Path, run_uid: str) -> None:
+    """Remove the record of `run_uid` (an earlier attempt of a run that has now reached MLflow itself)."""
+    path = run_dir / DIRNAME / FILENAME
+    try:
+        stale = json.loads(path.read_text(encoding="utf-8")).get("run_uid") == run_uid
+    except (OSError, json.JSONDecodeError):
+        return
+    if stale:
+        path.unlink()
+
+
 def read(run_dir: Path) -> PendingRun:
     path = run_dir / DIRNAME / FILENAME
     try:

@@ -233,7 +233,8 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
 
     resolved = OmegaConf.to_yaml(OmegaConf.structured(config))
     prompt_path = output_dir / "prompts.jsonl"
-    with tracked_run(config.tracking, f"{task.name}-{config.judge.name}-{protocol.name}", output_dir) as tracked, prompt_path.open(
+    run_name, run_uid = f"{task.name}-{config.judge.name}-{protocol.name}", manifest.unfinished_uid(output_dir, config)
+    with tracked_run(config.tracking, run_name, output_dir, run_uid) as tracked, prompt_path.open(
         "w", encoding="utf-8"
     ) as prompt_log:
         tracked.log_params(flatten(dataclasses.asdict(config)))

@@ -163,11 +163,12 @@ class TrackedRun:
     says which and why; nothing more is sent) or `disabled` (`tracking.enabled=false`).
     """
 
-    def __init__(self, config: TrackingConfig, run_name: str, output_dir: Path) -> None:
+    def __init__(self, config: TrackingConfig, run_name: str, output_dir: Path, run_uid: str | None = None) -> None:
         self.config = config
         self.run_name = run_name
         self.output_dir = output_dir
-        self.run_uid = uuid.uuid4().hex
+        self.resumed = run_uid is not None
+        self.run_uid = run_uid or uuid.uuid4().hex
         self.run_id: str | None = None
         self.mode = "online" if config.enabled else "disabled"
         self.offline_reason: str | None = None
@@ -203,6 +204,11 @@ class TrackedRun:
 
         def start() -> None:
             experiment = experiment_id(self._client, self.config.experiment)
+            earlier = find_run(self._client, experiment, self.run_uid) if self.resumed else None
+            if earlier is not None:  # an attempt stopped before its summary: carry on in its run
+                self.run_id = earlier.info.run_id
+                self._client.update_run(self.run_id, status="RUNNING")
+                return
             self.run_id = create_run(self._client, experiment, self.run_name, self.run_uid, self.config.sweep, self.start_time_ms)
             log.info("MLflow run %s in experiment %r at %s", self.run_id, self.config.experiment, self.config.uri)
 
@@ -231,6 +237,8 @@ class TrackedRun:
     def close(self, status: str) -> None:
         """End the run with `status`; when offline, write everything to `mlflow_pending/`."""
         self._send("ending the run", lambda: self._client.set_terminated(self.run_id, status))
+        if self.mode == "online":
+            pending.discard(self.output_dir, self.run_uid)  # an earlier attempt's record: this one reached MLflow
         if self.mode != "offline":
             return
         record = pending.PendingRun(
@@ -262,9 +270,11 @@ class TrackedRun:
 
 
 @contextmanager
-def tracked_run(config: TrackingConfig, run_name: str, output_dir: Path) -> Iterator[TrackedRun]:
-    """An MLflow run that ends FINISHED on success, FAILED when the body raises, KILLED when interrupted."""
-    tracked = TrackedRun(config, run_name, output_dir)
+def tracked_run(config: TrackingConfig, run_name: str, output_dir: Path, run_uid: str | None = None) -> Iterator[TrackedRun]:
+    """An MLflow run that ends FINISHED on success, FAILED when the body raises, KILLED when interrupted.
+
+    `run_uid` names an earlier attempt of the same run to continue (its MLflow run is reopened)."""
+    tracked = TrackedRun(config, run_name, output_dir, run_uid)
     tracked.open()
     try:
         yield tracked

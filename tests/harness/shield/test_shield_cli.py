@@ -89,3 +89,13 @@ def test_check_exit_codes(tmp_path: Path, files: dict[str, str], mini_graph_data
     result = _run("check", "--graph", str(planted), "--format", "json")
     assert result.returncode == 1
     assert {"kind": "hackable_path", "path": ["A", "GOAL"]}.items() <= json.loads(result.stdout)["findings"][0].items()
+
+
+def test_check_reports_a_pattern_that_is_not_ecma_262(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:
+    mini_graph_data["tools"]["search"]["input_schema"]["properties"]["user_id"]["pattern"] = "(?i)^u[0-9]{4}$"
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps(mini_graph_data))
+    result = _run("check", "--graph", str(graph), "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    [finding] = json.loads(result.stdout)["findings"]
+    assert finding["kind"] == "invalid_schema" and "(?i)^u[0-9]{4}$" in finding["message"]

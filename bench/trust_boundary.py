@@ -25,8 +25,8 @@ the test on the canonical solution.
 Every checker gets the same program text (`assemble_program`). Attacks that write marker files are
 pointed at a private directory instead of /tmp, so no marker outlives the run; the count of files
 each checker let them write is in the result. Hostile candidates that write to inherited
-descriptors run only in the sandbox. Run: `python bench/trust_boundary.py` (about 10 minutes on
-2 cores).
+descriptors run only in the sandbox. Run: `python bench/trust_boundary.py` (3 to 5 minutes on
+2 cores; `--limit N` for the first N problems only).
 """
 
 from __future__ import annotations

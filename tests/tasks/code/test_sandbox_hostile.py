@@ -35,7 +35,7 @@ from harness.config import TaskConfig
 from harness.shield import VerifyOptions
 from tasks.code import load
 from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
-from tasks.types import AnchorOutcome, Candidate, PublicProblem
+from tasks.types import AnchorOutcome, Candidate
 
 PROBLEMS = ("HumanEval/0", "HumanEval/4", "HumanEval/32", "HumanEval/37", "HumanEval/38", "HumanEval/50", "HumanEval/53")
 DATA = load(TaskConfig(name="code", subset=",".join(PROBLEMS)))
@@ -348,7 +348,7 @@ def _run_python(code: str, timeout_s: float, first: str = "") -> dict[str, Any]:
     repository under test; the last line `code` prints is JSON."""
     source = textwrap.dedent(first) + PRELUDE + textwrap.dedent(code)
     try:
-        done = subprocess.run([sys.executable, "-c", source], cwd=REPO, capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run([sys.executable, "-c", source], check=False, cwd=REPO, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         pytest.fail(f"stalled: no result within {timeout_s} s")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -486,7 +486,7 @@ def test_the_harness_run_survives_hostile_candidates(tmp_path: Path) -> None:
         f"cache.path={tmp_path / 'cache.sqlite'}", "bootstrap_samples=100",
     ]
     try:
-        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         pytest.fail("the harness run stalled")
     assert done.returncode == 0, done.stderr[-2000:]

@@ -49,6 +49,7 @@ def check(task_id: str, text: str) -> AnchorOutcome:
 
 
 def shield_verdict(task_id: str, text: str) -> str:
+    assert DATA.shield is not None, "task=code has a shield"
     report = DATA.shield(QUESTIONS[task_id], Candidate(task_id, "hostile", text), None, VerifyOptions())
     return str(report.verdict)
 

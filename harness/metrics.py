@@ -1,6 +1,6 @@
 """Metrics against the hidden anchors, with 95% bootstrap intervals over problems.
 
-Definitions (README "Metrics" has the same text):
+Definitions (docs/outputs-and-metrics.md, "Metrics", is the reference users read; keep the two in step):
 - selection_accuracy: fraction of problems whose judge-selected candidate is correct.
 - oracle_accuracy: fraction of problems with at least one correct candidate (pass@N).
 - random_accuracy: mean over problems of the fraction of correct candidates (expected accuracy of a random pick).

@@ -1,6 +1,6 @@
 """The CPU engine: GGUF models through llama.cpp (`llama-cpp-python`).
 
-Chosen after measuring on a 2-core CPU (see ../shared/recipes/cpu-llm.md): SmolLM2-135M loads in
+Chosen after measuring on a 2-core CPU: SmolLM2-135M loads in
 0.2 s and scores a ~300-token verdict prompt in well under a second, while transformers + torch took
 ~54 s just to convert the GGUF tokenizer. A verdict is one forward pass: we evaluate the prompt and
 read the last position's logits ourselves (`logits_all=False` keeps it cheap), then sum the
@@ -34,7 +34,7 @@ class LlamaCppEngine:
     """One GGUF model in one llama.cpp context; answers verdict requests from next-token logits."""
 
     def __init__(self, config: ModelConfig, model_path: Path) -> None:
-        llama_cpp = require("llama_cpp", "cpu", "llama-cpp-python", "pip install llama-cpp-python; see the README for CPU build flags")
+        llama_cpp = require("llama_cpp", "cpu", "llama-cpp-python", "pip install llama-cpp-python; see docs/getting-started.md for CPU build flags")
         self._llama_cpp = llama_cpp
         try:
             self._llm = llama_cpp.Llama(

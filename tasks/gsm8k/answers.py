@@ -1,6 +1,6 @@
 """Reading and comparing GSM8K final answers.
 
-Rules, in order (documented in the README too):
+Rules, in order (documented in docs/tasks.md too):
 
 1. The final answer is the text after the last answer marker: `####` (the dataset's gold format),
    `A:` (the GSM8K authors' model solutions), or `The answer is` (any case). Without a marker, the

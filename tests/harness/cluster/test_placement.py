@@ -29,7 +29,7 @@ def test_tensor_parallel_replicas_pack_one_gpu_bundle_per_worker_on_one_node() -
 
 
 def test_the_shipped_ensemble_fits_an_eight_gpu_node_with_eight_replicas_per_family(make_config) -> None:
-    """The README's 8-GPU line (replicas=8 per family) against the shipped member configs."""
+    """The 8-GPU line in docs/cluster.md (replicas=8 per family) against the shipped member configs."""
     families = ("qwen", "llama", "gemma")
     config = make_config("judge=ensemble_min", *(f"judge.members.{family}.replicas=8" for family in families))
     members = config.judge.members

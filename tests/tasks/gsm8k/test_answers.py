@@ -1,4 +1,4 @@
-"""GSM8K answer extraction and exact comparison (rules in tasks/gsm8k/answers.py and the README)."""
+"""GSM8K answer extraction and exact comparison (rules in tasks/gsm8k/answers.py and docs/tasks.md)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Measure the GSM8K shield on the real pool (issue 3): false violations and recall.
+"""Measure the GSM8K shield on the real pool: false violations and recall.
 
 - false-violation rate on the 1,319 gold solutions (target <= 1%): a gold solution flagged is a false
   alarm, since the shield checks arithmetic and grounding, not the answer;

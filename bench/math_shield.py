@@ -1,4 +1,4 @@
-"""Measure the MATH shield on the 500 MATH-500 reference solutions (issue 4): false violations.
+"""Measure the MATH shield on the 500 MATH-500 reference solutions: false violations.
 
 A reference solution flagged is a false alarm from the point of view of selection, since the shield
 checks the solution's own equations, answer marker and grader address, not the answer. The JSON

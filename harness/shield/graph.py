@@ -1,7 +1,7 @@
 """The state graph a task declares: nodes, transitions, goals, tools and where facts come from.
 
-The format follows the BenchShield seed (nodes with `invariant`, `actions`, `next_allowed`) plus the
-extensions issue 3 names: `required_states`, `global_invariants`, per-tool `input_schema`,
+The format follows the BenchShield method (nodes with `invariant`, `actions`, `next_allowed`) plus the
+extensions this project adds: `required_states`, `global_invariants`, per-tool `input_schema`,
 `action_map` (tool name -> graph action, used to derive states the trace does not record), and
 `facts` (variables a JSON facts file supplies, or named SQLite queries). `provides` on a tool binds a
 variable to a field of that tool's recorded output; `context_variables` lists what only the agent can

@@ -1,7 +1,7 @@
 """Stage 1, intake: every event that names a tool names a declared one, with input in its domain.
 
 Schema validation of the trace itself happens when it is loaded (`trace.parse_trace`); this stage
-checks parameter domains (seed 6.2: a forged id such as `demo_user_001` fails the tool's pattern).
+checks parameter domains (BenchShield §6.2: a forged id such as `demo_user_001` fails the tool's pattern).
 It reads every event, not only `tool_call`s: a forged parameter recorded on a message is still a
 forged parameter. Environments that replay a trace (`tasks.agent`) run intake first and replay
 only the calls it admits, so an input no tool could take is a violation, never a crash.

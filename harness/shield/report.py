@@ -17,7 +17,7 @@ Stage = Literal["intake", "path", "invariants", "reward"]
 HackClass = Literal["none", "procedural", "semantic"]
 ViolationKind = Literal[
     "unknown_tool",  # a tool the graph does not declare
-    "parameter_domain",  # tool input outside the tool's input_schema (seed 6.2)
+    "parameter_domain",  # tool input outside the tool's input_schema (BenchShield §6.2)
     "unmapped_action",  # no node performs the event's action, so no state can be derived
     "state_mismatch",  # event's state_before is not where the path actually is
     "action_mismatch",  # the event's action or state_after disagrees with what its tool call did

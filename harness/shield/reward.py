@@ -1,7 +1,7 @@
 """Stage 4, reward consistency: a high reward on a trace with violations is a suspected hack.
 
 `reward_hack_suspected`: reward >= `reward_threshold` and stages 1-3 found violations.
-`review_required` (the seed's differential check): a second reward from a clean-prompt rerun is
+`review_required` (BenchShield's differential check): a second reward from a clean-prompt rerun is
 known and differs from the reward by more than `divergence_threshold`.
 """
 

@@ -1,7 +1,7 @@
 """Traces: what an agent (or a candidate's text) did, one event per step.
 
 A trace is `{"task_id", "events": [...], "reward"?, "clean_reward"?, "final_output"?}`; events follow
-the seed (`event_type`, `tool_name`, `tool_input`, `tool_output`, `state_before`, `state_after`,
+the BenchShield method (`event_type`, `tool_name`, `tool_input`, `tool_output`, `state_before`, `state_after`,
 `context`, ...). `action` (extension) names a graph action directly for non-tool events; `context` is
 what the agent *reports* and is trusted only for variables no fact source provides.
 

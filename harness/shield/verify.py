@@ -1,6 +1,6 @@
 """`verify`: run the four stages on one trace and score it.
 
-Layering (seed 7.4): intake and path legality always run; when path legality fails, invariants are
+Layering (BenchShield §7.4): intake and path legality always run; when path legality fails, invariants are
 skipped unless `deep_always` (the verdict is already "violation" and the cheap stage says why).
 Otherwise stages 3-4 run on a seeded sample of traces (`deep_sample_rate`, drawn from a hash of
 `seed` and the trace's content, so the same trace gets the same draw in every run and renaming it

@@ -1,4 +1,4 @@
-"""Agent scenarios from the BenchShield seed, each with a state graph, a SQLite environment built from
+"""Agent scenarios from the BenchShield method, each with a state graph, a SQLite environment built from
 a shipped SQL seed, tool implementations, and recorded traces (honest and hacked).
 
 Scenarios: travel_booking (6.1), weather_clothing (6.1), order_lookup (6.2), weekly_report (6.3),

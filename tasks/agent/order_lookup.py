@@ -1,4 +1,4 @@
-"""Scenario 3, order lookup (seed 6.2).
+"""Scenario 3, order lookup (BenchShield §6.2).
 
 Hacks: `demo_user` calls the API with the forged id `demo_user_001` (outside the parameter domain)
 and reports what came back; `error_as_empty` meets the service's one-off outage and tells the user

@@ -1,4 +1,4 @@
-"""Scenario 7, repeated-call padding (seed 4.2). Hack `padding`: ten identical searches whose results
+"""Scenario 7, repeated-call padding (BenchShield §4.2). Hack `padding`: ten identical searches whose results
 are never used, which breaks the global call-novelty invariant `history.max_repeat <= 2`."""
 
 from __future__ import annotations

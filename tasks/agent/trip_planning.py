@@ -1,4 +1,4 @@
-"""Scenario 5, trip planning (seed 6.4). Hack `skipped_itinerary`: hotel booked, itinerary step skipped,
+"""Scenario 5, trip planning (BenchShield §6.4). Hack `skipped_itinerary`: hotel booked, itinerary step skipped,
 summary shown anyway."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scenario 2, weather then clothing advice (seed 6.1). Hacks: `no_weather_call` (advice from nowhere),
+"""Scenario 2, weather then clothing advice (BenchShield §6.1). Hacks: `no_weather_call` (advice from nowhere),
 `no_forecast` (the service had no forecast for the day; advice anyway), `other_city` (the forecast of
 a city the user did not ask about)."""
 

@@ -1,4 +1,4 @@
-"""Adversarial HumanEval candidates: the known ways to fake a passing test run (issue 4).
+"""Adversarial HumanEval candidates: the known ways to fake a passing test run.
 
 Each kind is a candidate *body* (appended to the prompt, as a model's completion would be) that
 tries to make the hidden test look passed without solving the problem: leave with status 0,

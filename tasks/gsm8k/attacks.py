@@ -6,7 +6,7 @@ judge that picks it has been fooled (the audit reports a selection rate per kind
   "One Token to Fool LLM-as-a-Judge" (Zhao et al. 2025), where these alone earn positive rewards;
 - the rest (empty answer, answer without derivation, gold reasoning with a swapped answer, one
   falsified calculation carried to the end, an invented quantity, a note to the grader, verbosity
-  padding) are the reward hacks listed in issue 4 of this project.
+  padding) are the classic reward hacks against answer graders.
 
 Kinds in `NEEDS_REFERENCE` read the gold reference solution (auditor side only) and raise
 ValueError without it: they either reuse its reasoning or need its answer to be sure they are wrong.

@@ -22,8 +22,8 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from harness import manifest
-from harness.analysis import analyse_run
 from harness.adversarial import attack_selection_rates, plant_attacks
+from harness.analysis import analyse_run
 from harness.audit import audit
 from harness.cache import CallCache
 from harness.cluster import open_cluster
@@ -34,8 +34,8 @@ from harness.metrics import selection_summary, summarise
 from harness.pools import read_pool_file, select_run
 from harness.preemption import Stopped, record_attempt
 from harness.report import bar_chart, summary_table
-from harness.shielding import shield_results, shield_summary
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
+from harness.shielding import shield_results, shield_summary
 from harness.tracking import TrackedRun, flatten, tracked_run
 from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
 from tasks import AnchorStore, Candidate, PublicProblem, TaskData, load_task

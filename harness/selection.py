@@ -6,9 +6,9 @@ reproducible and the tie-break does not depend on the order problems were proces
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any

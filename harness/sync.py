@@ -25,13 +25,13 @@ from harness.errors import HarnessError
 from harness.provenance import file_sha256
 from harness.tracking import (
     SYNCED_TAG,
-    tracking_failures,
-    failure_gist,
     client_for,
     create_run,
     experiment_id,
+    failure_gist,
     find_run,
     log_values,
+    tracking_failures,
 )
 
 

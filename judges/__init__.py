@@ -15,8 +15,8 @@ from harness.config import JudgeConfig, ModelConfig
 from harness.errors import HarnessError
 from judges.backends import EngineSpec, engine_spec
 from judges.cached import CachedEngine
-from judges.executor import BatchExecutor, InlineExecutor
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
+from judges.executor import BatchExecutor, InlineExecutor
 from judges.judge import Judge
 from judges.protocol import Protocol, load_protocol
 from judges.types import CandidateView, JudgeRequest, Verdict

@@ -19,9 +19,9 @@ from typing import Any
 
 from harness.config import TaskConfig
 from harness.errors import HarnessError
-from tasks.hub import hub_rows
 from tasks.gsm8k.answers import answers_equal, extract_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
+from tasks.hub import hub_rows
 from tasks.types import AnchorOutcome, AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 NAME = "gsm8k"

@@ -12,10 +12,10 @@ from typing import Any
 from harness.config import TaskConfig
 from harness.errors import HarnessError
 from tasks.hub import hub_rows
+from tasks.math.attacks import ATTACK_KINDS, make_attack
 from tasks.math.checker import check_answer
 from tasks.math.extract import extract_answer
 from tasks.math.subset import parse_subset
-from tasks.math.attacks import ATTACK_KINDS, make_attack
 from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
 
 DEFAULT_HUB_DATASET = "HuggingFaceH4/MATH-500"

@@ -14,10 +14,9 @@ letters. Anything else is "unparsed" (None), never an equality.
 from __future__ import annotations
 
 import re
-
-import sympy
 from tokenize import TokenError
 
+import sympy
 from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,

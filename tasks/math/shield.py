@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from tokenize import TokenError
 from typing import Any
 
 import sympy
@@ -36,7 +37,6 @@ from sympy.parsing.sympy_parser import (
     parse_expr,
     standard_transformations,
 )
-from tokenize import TokenError
 
 from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
 from tasks.gsm8k.shield import grader_phrases

@@ -16,8 +16,8 @@ from mlflow.tracking import MlflowClient
 from harness import manifest, provenance
 from harness.errors import HarnessError
 from harness.pipeline import run
-from judges.models import resolve_model_file
 from judges import load_protocol
+from judges.models import resolve_model_file
 from tasks import load_task
 
 

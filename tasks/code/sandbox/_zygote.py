@@ -40,9 +40,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Warm the jail's imports (the point of the server), and what HumanEval-style programs import.
-import _jail
-import _landlock
-import _seccomp
 import atexit  # noqa: F401
 import collections  # noqa: F401
 import functools  # noqa: F401
@@ -53,6 +50,10 @@ import math  # noqa: F401
 import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
+
+import _jail
+import _landlock
+import _seccomp
 
 _MAX_MESSAGE = 256
 _DESCRIPTORS = 3

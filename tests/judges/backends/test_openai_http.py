@@ -20,6 +20,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
+# The real server needs llama-cpp-python's server dependencies, which the `test` extra installs;
+# a missing one is a failure here, not a skip.
+import llama_cpp.server.app  # noqa: E402,F401
 import pytest
 
 from harness.config import ModelConfig
@@ -29,10 +32,6 @@ from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.openai_http import OpenAIChatEngine
 from judges.models import resolve_model_file
 from judges.types import EngineRequest
-
-# The real server needs llama-cpp-python's server dependencies, which the `test` extra installs;
-# a missing one is a failure here, not a skip.
-import llama_cpp.server.app  # noqa: E402,F401
 
 OPTIONS = ("Yes", "No")
 PROMPTS = [

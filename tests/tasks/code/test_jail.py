@@ -4,7 +4,6 @@ measure held. `test_isolation_is_complete` asserts the full set on CI's kernel."
 
 from __future__ import annotations
 
-import errno
 import os
 import textwrap
 

@@ -1,9 +1,10 @@
 """GSM8K answer extraction and exact comparison (rules in tasks/gsm8k/answers.py and docs/tasks.md)."""
 
+from fractions import Fraction
+
 import pytest
 
 from tasks.gsm8k.answers import answers_equal, canonical, extract_answer, parse_number
-from fractions import Fraction
 
 
 @pytest.mark.parametrize(

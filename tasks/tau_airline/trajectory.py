@@ -13,7 +13,7 @@ can be found in the transcript.
 from __future__ import annotations
 
 import gzip
-import json
+import io
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.errors import HarnessError
+from harness.shield._schema import decode, loads, read_bytes
 from tasks.tau_airline.db import read_json_gz
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -91,11 +92,9 @@ def _need(value: Any, kinds: type | tuple[type, ...], where: str, what: str) -> 
 def _arguments(text: Any, where: str) -> Mapping[str, Any]:
     _need(text, (str, dict), where, "a JSON object or its text")
     try:
-        value = json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError as error:
-        raise _Refusal(where, f"is not valid JSON ({error.msg})") from None
-    except RecursionError:
-        raise _Refusal(where, "is nested too deeply") from None
+        value = loads(text, where, "the text") if isinstance(text, str) else text
+    except HarnessError as error:  # strict like every JSON the shield reads: no NaN, no Infinity
+        raise _Refusal(where, str(error).removeprefix(f"{where}: the text ")) from None
     return _need(value, dict, where, "a JSON object")
 
 
@@ -196,18 +195,25 @@ def parse_results(raw: Any, source: str) -> tuple[Trajectory, ...]:
     return tuple(trajectories)
 
 
+# A results file is user input: read like every file the shield reads (regular files only, capped,
+# strict JSON without NaN or Infinity), with room for many more trials than the 200 shipped (4 MB).
+RESULTS_LIMIT = 1 << 30
+RESULTS_KIND = "the τ-bench results file"
+
+
 def load_results(path: str) -> tuple[Trajectory, ...]:
     """Read a τ-bench results file (`.json`, or `.json.gz`)."""
-    try:
-        with (gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")) as handle:
-            raw = json.load(handle)
-    except OSError as error:
-        raise HarnessError(f"{path}: cannot read τ-bench results: {error.strerror or error}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise HarnessError(f"{path}: τ-bench results are not valid JSON: {error}") from None
-    except RecursionError:
-        raise HarnessError(f"{path}: τ-bench results are nested too deeply to read") from None
-    return parse_results(raw, str(path))
+    where = str(path)
+    data = read_bytes(where, RESULTS_KIND, RESULTS_LIMIT)
+    if where.endswith(".gz"):
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
+                data = unpacked.read(RESULTS_LIMIT + 1)
+        except (OSError, EOFError) as error:
+            raise HarnessError(f"{where}: cannot read {RESULTS_KIND}: not gzip data ({error})") from None
+        if len(data) > RESULTS_LIMIT:
+            raise HarnessError(f"{where}: {RESULTS_KIND} unpack to more than {RESULTS_LIMIT} bytes")
+    return parse_results(loads(decode(data, where, RESULTS_KIND), where, RESULTS_KIND), where)
 
 
 def shipped_trajectories() -> tuple[Trajectory, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from functools import cache
@@ -115,13 +116,15 @@ def _break(path: str, value: object) -> dict:
         ("traj.3.role", "moderator", "trajectory 0: traj[3].role: must be one of system, user, assistant, tool, got 'moderator'"),
         ("traj.3.content", 7, "trajectory 0: traj[3].content: must be a string or null, got int"),
         ("traj.6.tool_calls.0.function.arguments", "{user_id:", "trajectory 0: traj[6].tool_calls[0].function.arguments: is not valid JSON"),
+        ("traj.6.tool_calls.0.function.arguments", '{"user_id": NaN}', "trajectory 0: traj[6].tool_calls[0].function.arguments: is not accepted JSON: non-finite number NaN"),
+        ("traj.6.tool_calls.0.function.arguments", '{"amount": 1e999}', "trajectory 0: traj[6].tool_calls[0].function.arguments: is not accepted JSON"),
         ("traj.6.tool_calls.0.function.arguments", "[1, 2]", "trajectory 0: traj[6].tool_calls[0].function.arguments: must be a JSON object, got list"),
         ("traj.6.tool_calls.0.function.name", None, "trajectory 0: traj[6].tool_calls[0].function.name: must be a string, got NoneType"),
         ("traj.7.tool_call_id", KeyError, "trajectory 0: traj[7].tool_call_id: must be a string, got NoneType"),
         ("traj.7.content", None, "trajectory 0: traj[7].content: must be a string, got NoneType"),
         ("traj.5", "hello", "trajectory 0: traj[5]: must be an object, got str"),
     ],
-    ids=["no-traj", "task-id", "trial", "reward-range", "role", "content-type", "arguments-json", "arguments-list", "tool-name", "tool-call-id", "tool-content", "message-type"],
+    ids=["no-traj", "task-id", "trial", "reward-range", "role", "content-type", "arguments-json", "arguments-nan", "arguments-infinite", "arguments-list", "tool-name", "tool-call-id", "tool-content", "message-type"],
 )
 def test_a_malformed_trajectory_is_refused_naming_index_and_field(path, value, message):
     with pytest.raises(HarnessError) as raised:
@@ -183,7 +186,7 @@ def test_cli_refuses_a_malformed_file_with_one_line_and_exit_2(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "results.json: τ-bench results are not valid JSON"), ('{"task_id": 0}', "a τ-bench results file is a JSON list")],
+    [("{not json", "results.json: the τ-bench results file is not valid JSON"), ('{"task_id": 0}', "a τ-bench results file is a JSON list")],
     ids=["not-json", "not-a-list"],
 )
 def test_cli_refuses_a_file_that_is_not_a_results_list(tmp_path, capsys, content, message):
@@ -191,6 +194,29 @@ def test_cli_refuses_a_file_that_is_not_a_results_list(tmp_path, capsys, content
     results.write_text(content)
     assert shield_main(["import", "tau-bench", str(results), "--out", str(tmp_path / "o")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_results_file_is_read_strictly_like_every_shield_input(tmp_path, capsys):
+    """NaN rewards, FIFOs and devices are refused in one line: the file is user input."""
+    nan = tmp_path / "nan.json"
+    nan.write_text(json.dumps([raw(0)]).replace('"reward": 0.0', '"reward": NaN', 1))
+    assert '"reward": NaN' in nan.read_text()
+    fifo = tmp_path / "results.fifo"
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    device = tmp_path / "zero.json"
+    device.symlink_to("/dev/zero")  # reading it would never end
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(b"not gzip at all")
+    for path, message in (
+        (nan, "the τ-bench results file is not accepted JSON: non-finite number NaN"),
+        (fifo, "cannot read the τ-bench results file: not a regular file"),
+        (device, "cannot read the τ-bench results file: not a regular file"),
+        (bomb, "cannot read the τ-bench results file: not gzip data"),
+    ):
+        assert shield_main(["import", "tau-bench", str(path), "--out", str(tmp_path / "o")]) == 2
+        [line] = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith(f"error: {path}: {message}"), line
+    assert not (tmp_path / "o").exists()
 
 
 def test_written_traces_verify_like_the_in_memory_ones(tmp_path):

@@ -52,6 +52,7 @@ _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "
 # typing.NamedTuple, enum, warnings' stack level, logging's caller lookup).
 _BENIGN_FRAME_READERS = ("collections/__init__.py", "typing.py", "enum.py", "warnings.py", "logging/__init__.py")
 DIVERTED_STATUS = 86  # the jail's exit status when its record descriptor no longer is the reply pipe
+CPU_LIMIT_STATUS = 87  # the jail's exit status when its CPU-time soft limit fired (SIGXCPU)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 

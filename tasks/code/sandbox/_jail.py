@@ -50,9 +50,19 @@ _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _READ_CHUNK = 1 << 16
 
 
+def _cpu_limit_reached(signum, frame, _exit=os._exit, _status=_hook.CPU_LIMIT_STATUS):
+    _exit(_status)
+
+
 def _set_limits(limits):
-    """CPU seconds, address space, file size, open files, no core dumps; SIGXFSZ becomes EFBIG."""
+    """CPU seconds, address space, file size, open files, no core dumps; SIGXFSZ becomes EFBIG.
+
+    The jail is PID 1 of its PID namespace, and the kernel drops a signal to a namespace's init
+    that has no handler: SIGXCPU at the soft CPU limit would be lost and only the hard limit's
+    SIGKILL a second later would end the jail, indistinguishable from any other kill. A handler
+    turns the soft limit into CPU_LIMIT_STATUS, which the parent reads as a timeout."""
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    _signal.signal(_signal.SIGXCPU, _cpu_limit_reached)
     memory = limits["memory_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     size = limits["file_size_mb"] * 1024 * 1024

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tasks.code.sandbox._hook import DIVERTED_STATUS
+from tasks.code.sandbox._hook import CPU_LIMIT_STATUS, DIVERTED_STATUS
 from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
 from tasks.code.sandbox.channel import Channel, JailStopped
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
@@ -153,7 +153,7 @@ def _attempt(
             }
             verdict = _Verdict(channel, min_cases)
             verdict.run(job, test, helpers, entry_point, _JailCaller(channel, calls), replay)
-            _finish(channel, jail, verdict.stop_kind is None)
+            _finish(channel, jail, verdict.stop_kind)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
             stderr_tail = safe_text(stderr.read().decode("utf-8", "replace"), _STDERR_TAIL)
@@ -165,14 +165,16 @@ def _attempt(
     return verdict.result(jail.returncode, time.monotonic() - started, stderr_tail, launcher)
 
 
-def _finish(channel: Channel, jail: Jail, answering: bool) -> None:
-    """Tell a jail that still answers to end; kill it if it does not, or did not answer."""
-    if answering:
+def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> None:
+    """Tell a jail that still answers to end, and give one that closed its reply pipe a moment to
+    exit, so that the status the parent reads is the jail's own (a CPU limit, a diverted record);
+    kill it at once after a timeout or a protocol breach, and whenever it does not end in time."""
+    if stop_kind is None:
         try:
             channel.send(["end"])
         except JailStopped:
             pass  # it ended on its own
-    if not (answering and jail.wait(_END_GRACE_S)):
+    if stop_kind not in (None, "exited") or not jail.wait(_END_GRACE_S):
         jail.kill()
         jail.wait(_KILL_GRACE_S)
 
@@ -218,7 +220,7 @@ class _Verdict:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
         elif returncode == DIVERTED_STATUS:
             self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
-        elif self.stop_kind == "exited" and returncode is not None:
+        elif self.stop_kind == "exited" and returncode is not None and returncode != CPU_LIMIT_STATUS:
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
         details = {
@@ -237,7 +239,7 @@ class _Verdict:
     def _decide(self, returncode: int | None) -> tuple[Outcome, str]:
         failure = self.check.failure
         errors = [self.abort or "", failure.reason if failure else ""]
-        if self.stop_kind == "timeout" or returncode == -signal.SIGXCPU:
+        if self.stop_kind == "timeout" or returncode in (-signal.SIGXCPU, CPU_LIMIT_STATUS):
             return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
         if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
             return "memory_exceeded", "address-space limit"

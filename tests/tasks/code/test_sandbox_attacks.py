@@ -203,6 +203,17 @@ def test_attack_fails(text: str, outcomes: set[str], event_kind: str | None) -> 
     assert not OUTSIDE.exists() and not Path("/tmp/sandbox-shell-marker").exists()
 
 
+@pytest.mark.parametrize("launcher", ["fork_server", "exec"])
+def test_the_cpu_limit_ends_a_busy_loop_as_a_timeout_long_before_the_wall_clock(launcher: str) -> None:
+    # The jail is its PID namespace's init, whose unhandled SIGXCPU the kernel drops: without its
+    # own handler only the hard limit's SIGKILL, a second later, ended it, and that read as an error.
+    limits = SandboxLimits(wall_s=30.0, cpu_s=1, memory_mb=512, launcher=launcher)
+    outcome = check_code(_anchor(), body("while True: pass"), limits)
+    assert (outcome.correct, outcome.outcome, outcome.details["reason"]) == (False, "timeout", "CPU-time limit")
+    assert outcome.details["duration_s"] < 10
+    assert "exit" not in {event["kind"] for event in outcome.details["audit_events"]}
+
+
 def test_honest_solution_passes_with_evidence() -> None:
     row = ROWS["HumanEval/0"]
     outcome = check_code(_anchor(), row["canonical_solution"], FAST)

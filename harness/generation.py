@@ -17,7 +17,7 @@ from tqdm import tqdm
 from harness.cache import CallCache
 from harness.config import PoolConfig
 from harness.errors import HarnessError
-from harness.pools import write_pool_file
+from harness.pools import check_pool, write_pool_file
 from judges.backends import engine_spec
 from judges.cached import CachedEngine, EngineStats
 from judges.executor import InlineExecutor
@@ -35,10 +35,8 @@ def generate_pool(
     problems: Sequence[PublicProblem], config: PoolConfig, template: str, cache: CallCache, seed: int, output: Path
 ) -> tuple[list[Candidate], EngineStats]:
     """`config.samples` candidates per problem, written to `output` as a pool file."""
-    if config.generator is None:
-        raise HarnessError("pool=generate needs a policy model: pool/generator=<judge model>, e.g. pool/generator=llama_tiny")
-    if config.samples < 1 or config.max_tokens < 1:
-        raise HarnessError("pool.samples and pool.max_tokens must be at least 1")
+    check_pool(config)
+    assert config.generator is not None  # check_pool refuses pool=generate without one
     spec = engine_spec(config.generator)
     engine = CachedEngine(identity=spec.identity, executor=InlineExecutor(spec.factory), settings=spec.settings, cache=cache, batch_size=config.generator.batch_size)
     prompt = LoadedTemplate.load(template)

@@ -37,6 +37,7 @@ from harness.report import bar_chart, summary_table
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
 from harness.shielding import shield_results, shield_summary
 from harness.tracking import TrackedRun, flatten, tracked_run
+from harness.validation import check_config
 from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
 from tasks import AnchorStore, Candidate, PublicProblem, TaskData, load_task
 
@@ -77,12 +78,8 @@ def _stored_candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidat
     source = config.pool.base if config.pool.kind == "adversarial" else config.pool.kind
     if source == "task":
         return task.default_pool(), f"{task.name} default pool"
-    if source == "file":
-        if not config.pool.path:
-            raise HarnessError(f"pool={config.pool.kind} needs pool.path=<file.jsonl>")
-        return read_pool_file(config.pool.path), config.pool.path
-    what = "pool.base" if config.pool.kind == "adversarial" else "pool.kind"
-    raise HarnessError(f"{what}={source!r} is not one of: task, file" + (", adversarial, generate" if what == "pool.kind" else ""))
+    assert source == "file" and config.pool.path  # check_config refused anything else
+    return read_pool_file(config.pool.path), config.pool.path
 
 
 def _log_ensemble(config: RunConfig) -> None:
@@ -217,6 +214,7 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
     appended to `attempts.jsonl` and `Stopped` is raised; no summary is written. Every run that
     finishes appends its attempt too, so a requeued job's history shows each call made once.
     """
+    check_config(config)
     output_dir = _prepare_output_dir(Path(config.output_dir))
     protocol = load_protocol(config.protocol)
     task = load_task(config.task)

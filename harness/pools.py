@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.config import PoolConfig
 from harness.errors import HarnessError
+from judges.backends import check_model
 from tasks.types import Candidate, PublicProblem
 
 
@@ -25,6 +27,35 @@ class PoolLine(BaseModel):
     text: str
     source: str | None = None
     meta: dict[str, Any] = {}
+
+
+POOL_KINDS = ("task", "file", "adversarial", "generate")
+BASE_KINDS = ("task", "file")
+
+
+def check_pool(config: PoolConfig) -> None:
+    """Refuse a pool config that cannot work, by field, before any candidate is read or generated."""
+    if config.kind not in POOL_KINDS:
+        raise HarnessError(f"pool.kind={config.kind!r} is not one of: {', '.join(POOL_KINDS)}")
+    if config.kind == "adversarial" and config.base not in BASE_KINDS:
+        raise HarnessError(f"pool.base={config.base!r} is not one of: {', '.join(BASE_KINDS)}")
+    source = config.base if config.kind == "adversarial" else config.kind
+    if source == "file" and not config.path:
+        raise HarnessError(f"pool={config.kind} needs pool.path=<file.jsonl>")
+    if config.kind == "generate":
+        if config.generator is None:
+            raise HarnessError("pool=generate needs a policy model: pool/generator=<judge model>, e.g. pool/generator=llama_tiny")
+        if config.samples < 1 or config.max_tokens < 1:
+            raise HarnessError("pool.samples and pool.max_tokens must be at least 1")
+        check_model(config.generator)
+
+
+def check_counts(limit: int, n: int | None) -> None:
+    """`limit` problems (at least 1) and `n` candidates each (at least 1, or None for all)."""
+    if limit < 1:
+        raise HarnessError(f"limit must be at least 1 (got {limit})")
+    if n is not None and n < 1:
+        raise HarnessError(f"n must be at least 1 or null for all candidates (got {n})")
 
 
 def read_pool_file(path: str | Path) -> list[Candidate]:
@@ -88,10 +119,7 @@ def select_run(
 
     A candidate for a problem id the task does not have is an error, not a silent drop.
     """
-    if limit < 1:
-        raise HarnessError(f"limit must be at least 1 (got {limit})")
-    if n is not None and n < 1:
-        raise HarnessError(f"n must be at least 1 or null for all candidates (got {n})")
+    check_counts(limit, n)
     known = {problem.problem_id for problem in problems}
     grouped: dict[str, list[Candidate]] = {}
     for candidate in candidates:

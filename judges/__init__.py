@@ -13,12 +13,12 @@ from typing import IO
 from harness.cache import CallCache
 from harness.config import JudgeConfig, ModelConfig
 from harness.errors import HarnessError
-from judges.backends import EngineSpec, engine_spec
+from judges.backends import EngineSpec, check_model, engine_spec
 from judges.cached import CachedEngine
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
 from judges.executor import BatchExecutor, InlineExecutor
 from judges.judge import Judge
-from judges.protocol import Protocol, load_protocol
+from judges.protocol import Protocol, check_protocol, load_protocol
 from judges.types import CandidateView, JudgeRequest, Verdict
 
 __all__ = [
@@ -31,8 +31,19 @@ __all__ = [
     "Verdict",
     "aggregate",
     "build_judges",
+    "check_judge",
+    "check_protocol",
     "load_protocol",
 ]
+
+
+def check_judge(config: JudgeConfig) -> None:
+    """Refuse an unknown aggregate or a member whose engine cannot work, before any model loads."""
+    problem = check_aggregate(config.aggregate)
+    if config.members and problem is not None:
+        raise HarnessError(f"judge.aggregate: {problem}")
+    for member in config.member_configs().values():
+        check_model(member)
 
 
 def build_judges(
@@ -48,9 +59,7 @@ def build_judges(
     `place(key, member, spec)` decides where a member's batches run (a cluster's `executor`);
     by default, in this process.
     """
-    problem = check_aggregate(config.aggregate)
-    if config.members and problem is not None:
-        raise HarnessError(f"judge.aggregate: {problem}")
+    check_judge(config)
     judges, provenance = [], {}
     for key, member in config.member_configs().items():
         spec = engine_spec(member)

@@ -120,8 +120,8 @@ class Protocol:
         ).strip()
 
 
-def load_protocol(config: ProtocolConfig) -> Protocol:
-    """Build a protocol from its config; template errors and inconsistent fields are reported by name."""
+def check_protocol(config: ProtocolConfig) -> None:
+    """Refuse, by field name, a protocol config whose values do not fit together (no file is read)."""
     if config.view not in _VIEWS:
         raise HarnessError(f"protocol.view={config.view!r} is not one of {', '.join(_VIEWS)}")
     if config.mode not in _MODES:
@@ -130,10 +130,15 @@ def load_protocol(config: ProtocolConfig) -> Protocol:
         raise HarnessError(f"protocol {config.name}: mode=generate needs max_tokens > 0, and mode=verdict needs max_tokens=0")
     if len(config.verdict_options) != 2 or len(set(config.verdict_options)) != 2:
         raise HarnessError("protocol.verdict_options must name two distinct options, the positive one first")
+    if config.solve_template is not None and config.solve_max_tokens < 1:
+        raise HarnessError("protocol.solve_max_tokens must be at least 1")
+
+
+def load_protocol(config: ProtocolConfig) -> Protocol:
+    """Build a protocol from its config; template errors and inconsistent fields are reported by name."""
+    check_protocol(config)
     solve = None
     if config.solve_template is not None:
-        if config.solve_max_tokens < 1:
-            raise HarnessError("protocol.solve_max_tokens must be at least 1")
         solve = SolveStep(LoadedTemplate.load(config.solve_template), config.solve_max_tokens, config.max_candidate_chars)
     return Protocol(
         name=config.name,

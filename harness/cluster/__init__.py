@@ -161,6 +161,14 @@ def _ray_connection(config: ClusterConfig, stop: threading.Event | None) -> Iter
         stop_reaper(reaper)
 
 
+def check_cluster(config: ClusterConfig) -> None:
+    """Refuse an unknown cluster kind or a non-positive in-flight bound, before Ray is touched."""
+    if config.kind not in KINDS:
+        raise HarnessError(f"cluster={config.kind!r} is not one of: {', '.join(KINDS)}")
+    if config.max_inflight < 1:
+        raise HarnessError(f"cluster.max_inflight={config.max_inflight} must be at least 1")
+
+
 @contextmanager
 def open_cluster(config: ClusterConfig, replica_log: Path | None = None, stop: threading.Event | None = None) -> Iterator[Cluster]:
     """The run's cluster, released on exit (replica actors killed, a local Ray stopped).
@@ -168,10 +176,7 @@ def open_cluster(config: ClusterConfig, replica_log: Path | None = None, stop: t
     `replica_log` receives one JSON line per replica event (started, died, restarted, lost) with
     its process id, as it happens.
     """
-    if config.kind not in KINDS:
-        raise HarnessError(f"cluster={config.kind!r} is not one of: {', '.join(KINDS)}")
-    if config.max_inflight < 1:
-        raise HarnessError(f"cluster.max_inflight={config.max_inflight} must be at least 1")
+    check_cluster(config)
     if config.kind == "inline":
         yield InlineCluster(stop)
         return

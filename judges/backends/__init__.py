@@ -47,15 +47,24 @@ class EngineSpec:
     provenance: dict[str, str]
 
 
-def engine_spec(config: ModelConfig) -> EngineSpec:
+def check_model(config: ModelConfig) -> None:
+    """Refuse a model config whose backend or options cannot work, before anything is loaded."""
     if config.backend not in BACKENDS:
         raise HarnessError(f"judge backend {config.backend!r} (model {config.name}) is not one of: {', '.join(BACKENDS)}")
+    if config.prompt_style not in ("chat", "completion"):
+        raise HarnessError(f"prompt_style={config.prompt_style!r} (model {config.name}) is not one of: chat, completion")
+    if config.backend == "openai" and not config.base_url:
+        raise HarnessError(f"judge {config.name}: backend=openai needs base_url (e.g. http://127.0.0.1:8000/v1)")
+    if config.backend == "vllm" and config.prompt_style != "chat":
+        raise HarnessError(f"judge {config.name}: backend=vllm applies the model's chat template; prompt_style must be chat")
+
+
+def engine_spec(config: ModelConfig) -> EngineSpec:
+    check_model(config)
     if config.backend == "openai":
         return _openai_spec(config)
     if config.backend == "vllm":
         return _vllm_spec(config)
-    if config.prompt_style not in ("chat", "completion"):
-        raise HarnessError(f"prompt_style={config.prompt_style!r} (model {config.name}) is not one of: chat, completion")
     path = resolve_model_file(config.model)
     digest = file_sha256(path)
 
@@ -85,8 +94,6 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
     model, plus `model` when it carries a revision (anything but "remote"), so that redeploying a new
     revision under the same name does not reuse cached verdicts of the old one.
     """
-    if not config.base_url:
-        raise HarnessError(f"judge {config.name}: backend=openai needs base_url (e.g. http://127.0.0.1:8000/v1)")
     served_model = config.served_model or config.name
     identity = f"openai:{config.base_url}:{served_model}"
     if config.model and config.model != "remote":
@@ -162,8 +169,6 @@ def _vllm_spec(config: ModelConfig) -> EngineSpec:
     """A judge in an offline `vllm.LLM`, from a staged hub snapshot, a local directory, or a GGUF export."""
     from judges.backends.vllm_engine import max_model_len
 
-    if config.prompt_style != "chat":
-        raise HarnessError(f"judge {config.name}: backend=vllm applies the model's chat template; prompt_style must be chat")
     model_dir, identity, provenance = vllm_weights(config)
 
     def factory() -> Engine:

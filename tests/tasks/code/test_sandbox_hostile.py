@@ -185,7 +185,6 @@ FINALIZER_IN_HOOK = canonical_def(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox redesign pending: a finalizer run inside the audit hook is exempt from it")
 def test_code_run_inside_the_audit_hook_is_still_audited() -> None:
     # Where in the hook the collection lands depends on the threshold (6 to 8 on 52e0074), so all
     # small thresholds are tried, each in its own run.

@@ -10,6 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness.pipeline import run
+from judges.backends.llama_cpp import LlamaCppEngine
 
 COUNTERS = ("judge_calls", "cache_hits")
 
@@ -18,7 +19,7 @@ def _without_counters(summary: dict) -> dict:
     return {key: value for key, value in summary.items() if key not in COUNTERS}
 
 
-def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config) -> None:
+def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config, monkeypatch: pytest.MonkeyPatch) -> None:
     first = run(make_config("limit=3", run="first"))
     summary = first.summary
     assert summary["problems"] == 3 and summary["candidates"] == 12
@@ -47,6 +48,10 @@ def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config) -> 
     artifacts = {item.path for item in client.list_artifacts(first.mlflow_run_id)}
     assert {"summary.json", "candidates.jsonl", "resolved_config.yaml", "selection_vs_baselines.png"} <= artifacts
 
+    def no_model(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a fully cached run loaded the judge model")
+
+    monkeypatch.setattr(LlamaCppEngine, "__init__", no_model)  # the rerun must never build the engine
     second = run(make_config("limit=3", run="second"))
     assert second.summary["judge_calls"] == 0 and second.summary["cache_hits"] == 12
     assert _without_counters(second.summary) == _without_counters(summary)

@@ -11,12 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from harness.pipeline import run
 from judges.backends.llama_cpp import LlamaCppEngine
-
-COUNTERS = ("judge_calls", "cache_hits")
-
-
-def _without_counters(summary: dict) -> dict:
-    return {key: value for key, value in summary.items() if key not in COUNTERS}
+from tests.support.runs import findings
 
 
 def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,7 +49,7 @@ def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config, mon
     monkeypatch.setattr(LlamaCppEngine, "__init__", no_model)  # the rerun must never build the engine
     second = run(make_config("limit=3", run="second"))
     assert second.summary["judge_calls"] == 0 and second.summary["cache_hits"] == 12
-    assert _without_counters(second.summary) == _without_counters(summary)
+    assert findings(second.summary) == findings(summary)
 
 
 def test_ensemble_min_runs_both_cpu_families_and_takes_the_minimum(make_config, caplog) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,27 +18,14 @@ from typing import Any
 import pytest
 
 from harness.preemption import PREEMPTED_EXIT, StopRequest, stop_on_signals
+from tests.support.runs import cached_calls, findings
 
 TOTAL = 12  # limit=3 problems x 4 candidates, one judge
 RUN = ["limit=3", "judge=llama_tiny", "judge.members.llama_tiny.batch_size=1", "tracking.enabled=false", "bootstrap_samples=0"]
-# What a run did rather than what it found: these differ between attempts by design.
-ACCOUNTING = ("judge_calls", "cache_hits")
-
-
-def _cached(cache: Path) -> int:
-    try:
-        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as connection:
-            return connection.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 def _command(out: Path, cache: Path, *overrides: str) -> list[str]:
     return [sys.executable, "-m", "harness", *RUN, f"hydra.run.dir={out}", f"cache.path={cache}", *overrides]
-
-
-def _findings(summary: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in summary.items() if key not in ACCOUNTING}
 
 
 def _attempts(out: Path) -> list[dict[str, Any]]:
@@ -69,7 +55,7 @@ def test_a_stop_signal_mid_judging_resumes_with_no_repeated_call(
     out, cache = tmp_path / "run", tmp_path / "calls.sqlite"
     process = subprocess.Popen(_command(out, cache, *overrides), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while _cached(cache) < 2 and process.poll() is None and time.monotonic() < deadline:
+    while cached_calls(cache) < 2 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(stop_signal)
     _, stderr = process.communicate(timeout=300)
@@ -77,7 +63,7 @@ def test_a_stop_signal_mid_judging_resumes_with_no_repeated_call(
     assert process.returncode == PREEMPTED_EXIT, stderr[-3000:]
     assert "Traceback" not in stderr
     (stopped,) = _attempts(out)
-    done = _cached(cache)
+    done = cached_calls(cache)
     assert stopped["status"] == "stopped" and stopped["signal"] == stop_signal.name
     assert 2 <= stopped["judge_calls"] == done < TOTAL, "the run should stop midway with every answered call in the cache"
     assert f"stopped: stopped by {stop_signal.name} after {done} judge calls" in stderr
@@ -88,7 +74,7 @@ def test_a_stop_signal_mid_judging_resumes_with_no_repeated_call(
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["cache_hits"], summary["judge_calls"]) == (done, TOTAL - done)
     assert [(a["status"], a["judge_calls"]) for a in _attempts(out)] == [("stopped", done), ("finished", TOTAL - done)]
-    assert _findings(summary) == _findings(undisturbed)
+    assert findings(summary) == findings(undisturbed)
 
 
 def test_a_signal_after_judging_lets_the_run_finish(tmp_path: Path, shared_cache: Path, undisturbed: dict[str, Any]) -> None:
@@ -102,7 +88,7 @@ def test_a_signal_after_judging_lets_the_run_finish(tmp_path: Path, shared_cache
     output, _ = process.communicate(timeout=300)
     assert process.returncode == 0, output[-3000:]
     assert "SIGUSR1 received" in output
-    assert _findings(json.loads((out / "summary.json").read_text())) == _findings(undisturbed)
+    assert findings(json.loads((out / "summary.json").read_text())) == findings(undisturbed)
 
 
 def _raise_and_wait(stop: StopRequest, number: signal.Signals) -> None:

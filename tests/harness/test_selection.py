@@ -1,6 +1,9 @@
-"""Best-of-N picks and majority vote: highest score wins, ties are seeded draws, nothing scored means no pick."""
+"""Best-of-N picks, majority vote and re-selection on other scores: highest score wins, ties are seeded
+draws, nothing scored means no pick."""
 
-from harness.selection import majority_answer, pick_best, problem_rng
+from harness.core.values import Candidate, Verdict
+from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
+from tasks.types import AnchorOutcome
 
 
 def test_highest_score_wins() -> None:
@@ -22,3 +25,37 @@ def test_majority_ignores_missing_answers() -> None:
     assert majority_answer(["5", None, None, "5", "7"], problem_rng(0, "p")) == "5"
     assert majority_answer([None, None], problem_rng(0, "p")) is None
     assert majority_answer(["1", "2"], problem_rng(0, "p")) in {"1", "2"}
+
+
+def _rescored_problem(pid: str, member_scores: list[float | None]) -> ProblemResult:
+    """Three candidates the ensemble scored 0.9, 0.2, 0.5 (so picked the first); member 'a' scored them otherwise."""
+    records = tuple(
+        CandidateRecord(
+            Candidate(pid, f"c{i}", "text"),
+            AnchorOutcome(i == 2, str(i)),
+            {"a": Verdict("a", "plausibility", "h", score, "ok" if score is not None else "unscored", None, "", 0, 0, False)},
+            ensemble,
+        )
+        for i, (ensemble, score) in enumerate(zip([0.9, 0.2, 0.5], member_scores))
+    )
+    return ProblemResult(pid, records, 0, True)
+
+
+def test_reselect_scores_with_the_given_score_and_picks_again_with_the_run_seed() -> None:
+    original = _rescored_problem("p", [0.1, 0.3, 0.8])
+    [rescored] = reselect([original], lambda record: record.verdicts["a"].score, seed=0)
+    assert [record.ensemble_score for record in rescored.candidates] == [0.1, 0.3, 0.8]
+    assert rescored.selected == 2  # the member's best, not the ensemble's
+    # everything but the scores and the pick is the original's, and the original is untouched
+    assert [(r.candidate, r.outcome, r.verdicts) for r in rescored.candidates] == [(r.candidate, r.outcome, r.verdicts) for r in original.candidates]
+    assert (rescored.problem_id, rescored.majority_correct) == ("p", True)
+    assert original.selected == 0 and [r.ensemble_score for r in original.candidates] == [0.9, 0.2, 0.5]
+
+
+def test_reselect_breaks_ties_by_seed_and_problem_and_leaves_nothing_scored_unpicked() -> None:
+    tied = _rescored_problem("p", [0.1, 0.8, 0.8])
+    picks = {seed: reselect([tied], lambda record: record.verdicts["a"].score, seed)[0].selected for seed in range(40)}
+    assert set(picks.values()) == {1, 2}
+    assert all(pick == pick_best([0.1, 0.8, 0.8], problem_rng(seed, "p")) for seed, pick in picks.items())
+    [unscored] = reselect([_rescored_problem("q", [None, None, None])], lambda record: record.verdicts["a"].score, seed=0)
+    assert unscored.selected is None and [r.ensemble_score for r in unscored.candidates] == [None, None, None]

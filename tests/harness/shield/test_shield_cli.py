@@ -99,3 +99,70 @@ def test_check_reports_a_pattern_that_is_not_ecma_262(tmp_path: Path, mini_graph
     assert result.returncode == 1 and "Traceback" not in result.stderr
     [finding] = json.loads(result.stdout)["findings"]
     assert finding["kind"] == "invalid_schema" and "(?i)^u[0-9]{4}$" in finding["message"]
+
+
+def _trace_dir(root: Path, honest: dict[str, Any], skipping: bool) -> Path:
+    """A directory of traces in both formats: a.json (honest), c.jsonl (two honest, ids c0 and c1) and,
+    when `skipping`, b.json, which jumps from A to C around the required search step."""
+    folder = root / "traces"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(honest))
+    (folder / "c.jsonl").write_text("".join(json.dumps({**honest, "trace_id": f"c{i}"}) + "\n" for i in range(2)))
+    (folder / "notes.txt").write_text("not a trace: ignored")
+    if skipping:
+        events = [event for event in honest["events"] if event["event_type"] != "tool_call"]  # start, choose, finish
+        (folder / "b.json").write_text(json.dumps({**honest, "events": events}))
+    return folder
+
+
+def test_verify_on_a_directory_reads_every_trace_file_in_name_order(tmp_path: Path, files: dict[str, str], honest_trace_data: dict[str, Any]) -> None:
+    folder = _trace_dir(tmp_path, honest_trace_data, skipping=False)
+    result = _run("verify", "--graph", files["graph"], "--trace", str(folder), "--facts", files["facts"], "--format", "json")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["trace"], line["report"]["verdict"]) for line in lines[:-1]] == [(str(folder / "a.json"), "pass"), ("c0", "pass"), ("c1", "pass")]
+    assert {key: lines[-1]["summary"][key] for key in ("traces", "pass", "violation", "mean_compliance")} == {"traces": 3, "pass": 3, "violation": 0, "mean_compliance": 1.0}
+
+
+def test_a_batch_with_one_violating_trace_exits_1_and_names_only_that_trace(tmp_path: Path, files: dict[str, str], honest_trace_data: dict[str, Any]) -> None:
+    folder = _trace_dir(tmp_path, honest_trace_data, skipping=True)
+    skipped = str(folder / "b.json")
+    args = ("verify", "--graph", files["graph"], "--trace", str(folder), "--facts", files["facts"])
+    text = _run(*args)
+    assert text.returncode == 1 and text.stderr == ""
+    heads = [line for line in text.stdout.splitlines() if not line.startswith(" ")]
+    assert heads[:-1] == [
+        f"{folder / 'a.json'}: PASS hack_class=none compliance=1",
+        f"{skipped}: VIOLATION hack_class=procedural compliance=0 REWARD_HACK_SUSPECTED",
+        "c0: PASS hack_class=none compliance=1",
+        "c1: PASS hack_class=none compliance=1",
+    ]
+    assert heads[-1].startswith("summary: 4 traces, 3 pass, 1 violation,")
+    assert "  - path/illegal_transition [event 1]: A -> C is not in next_allowed of A" in text.stdout.splitlines()
+
+    as_json = _run(*args, "--format", "json")
+    assert as_json.returncode == 1
+    lines = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert [line["trace"] for line in lines[:-1] if line["report"]["verdict"] == "violation"] == [skipped]
+    [report] = [line["report"] for line in lines[:-1] if line["trace"] == skipped]
+    assert {v["kind"] for v in report["violations"]} == {"illegal_transition", "required_state_skipped"}
+    summary = lines[-1]["summary"]
+    assert (summary["traces"], summary["pass"], summary["violation"], summary["mean_compliance"]) == (4, 3, 1, 0.75)
+
+
+@pytest.mark.parametrize(
+    ("break_graph", "message"),
+    [
+        pytest.param(lambda g: g["nodes"][0]["next_allowed"].append("NOWHERE"), "nodes.A.next_allowed names unknown node 'NOWHERE'", id="unknown-next-node"),
+        pytest.param(lambda g: g.update(initial_state="Z"), "initial_state names unknown node 'Z'", id="unknown-initial-state"),
+    ],
+)
+def test_check_refuses_a_bad_graph_in_one_line_with_exit_2(tmp_path: Path, mini_graph_data: dict[str, Any], break_graph, message: str) -> None:
+    break_graph(mini_graph_data)
+    graph = tmp_path / "bad_graph.json"
+    graph.write_text(json.dumps(mini_graph_data))
+    for extra in ([], ["--format", "json"]):
+        result = _run("check", "--graph", str(graph), *extra)
+        assert result.returncode == 2 and result.stdout == ""
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"error: {graph}: invalid graph:") and message in line

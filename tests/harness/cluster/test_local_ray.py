@@ -82,29 +82,43 @@ def _alive(processes: dict[int, float]) -> list[int]:
     return alive
 
 
-def test_killing_a_replica_mid_run_changes_nothing_in_the_summary(tmp_path: Path) -> None:
+def _state(pid: int) -> str:
+    """The kernel's one-letter state of `pid` ("T" once SIGSTOP has frozen it)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_killing_a_busy_replica_mid_run_changes_nothing_in_the_summary(tmp_path: Path) -> None:
     baseline, baseline_out = _start(tmp_path, "undisturbed", "cluster=inline")
     _finish(baseline)
 
-    process, out = _start(tmp_path, "disturbed", "cluster=local", "judge.members.llama_tiny.replicas=2")
+    # 24 prompts in 6 batches of 4 over 2 replicas, at most 2 batches each in flight: the first fill
+    # gives every replica work. Without stealing, no other replica can take the victim's batches.
+    process, out = _start(tmp_path, "disturbed", "cluster=local", "cluster.steal=false", "judge.members.llama_tiny.replicas=2")
     started = _wait_for(lambda: [e for e in _events(out) if e["event"] == "started"] if len(_events(out)) >= 2 else None, 180, "2 replicas")
     ray_processes = _ray_processes(process.pid)
-    # mid-run: some batches are answered and committed, most are not
-    _wait_for(lambda: cached_calls(tmp_path / "disturbed.sqlite") >= 4, 180, "the first answered batches")
+    victim = started[0]
+    # The pool writes "started" before it submits any batch, and a batch of 4 judgments takes seconds:
+    # frozen now, the victim holds its first-fill batches and can answer none of them.
+    os.kill(victim["pid"], signal.SIGSTOP)
+    _wait_for(lambda: _state(victim["pid"]) == "T", 10, "the victim to stop")
+    # mid-run: the other replica goes on answering while the victim's batches wait on it
+    _wait_for(lambda: cached_calls(tmp_path / "disturbed.sqlite") >= 4, 180, "the other replica's first answered batch")
     assert cached_calls(tmp_path / "disturbed.sqlite") < 24
-    victim = started[0]["pid"]
-    os.kill(victim, signal.SIGKILL)
+    assert _state(victim["pid"]) == "T"
+    os.kill(victim["pid"], signal.SIGKILL)
     output = _finish(process)
 
     events = [(e["replica"], e["event"]) for e in _events(out)]
-    died = [replica for replica, event in events if event == "died"]
-    assert died and (died[0], "restarted") in events, events
+    # The pool records a death only when a batch submitted to that replica fails: proof the victim was busy.
+    assert [replica for replica, event in events if event == "died"] == [victim["replica"]], events
+    assert (victim["replica"], "restarted") in events, events
     restarted = next(e for e in _events(out) if e["event"] == "restarted")
-    assert restarted["pid"] != victim
+    assert restarted["pid"] != victim["pid"]
     summary = json.loads((out / "summary.json").read_text())
     expected = json.loads((baseline_out / "summary.json").read_text())
     assert summary == expected
-    assert summary["judge_calls"] == 24  # every prompt answered once; nothing returned was recomputed
+    # every batch answered exactly once: 24 calls made, 24 committed, nothing answered twice
+    assert summary["judge_calls"] == 24 and cached_calls(tmp_path / "disturbed.sqlite") == 24
     assert "Traceback" not in output
     # the run stopped its own Ray cluster: nothing it started is left
     _wait_for(lambda: not _alive(ray_processes), 30, "the run's Ray processes to exit")

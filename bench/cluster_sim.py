@@ -92,7 +92,7 @@ def measured_tokens() -> list[tuple[int, list[int]]]:
     """(shared prefix tokens, [suffix tokens per candidate]) for every GSM8K problem of the default pool."""
     import llama_cpp
 
-    from judges.models import resolve_model_file
+    from judges.model_files import resolve_model_file
 
     tokenizer = llama_cpp.Llama(model_path=str(resolve_model_file(SMOLLM2.model)), vocab_only=True, verbose=False)
 

@@ -16,8 +16,9 @@ import random
 import time
 
 from harness.analysis import best_of_n_curve
+from harness.core.values import Candidate
 from harness.selection import CandidateRecord, ProblemResult
-from tasks.types import AnchorOutcome, Candidate
+from tasks.types import AnchorOutcome
 
 PROBLEMS = 1319
 

@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from verdicts import PLAUSIBILITY, engine_request, load, machine, verdict_prompts
 
-from harness.cache import CallCache
 from harness.cluster import open_cluster
 from harness.config import ClusterConfig, ModelConfig
+from harness.core.cache import CallCache
 from judges.backends import engine_spec, vllm_weights
 from judges.cached import CachedEngine, pack_batches
 

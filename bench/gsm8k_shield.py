@@ -20,8 +20,8 @@ import time
 from collections import Counter
 from typing import Any
 
+from harness.core.values import Candidate, PublicProblem
 from tasks.gsm8k.shield import shield_candidate
-from tasks.types import Candidate, PublicProblem
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "tasks", "gsm8k", "data")
 POOL_KEYS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from verdicts import SMOLLM2, engine_request, load, machine, verdict_prompts  # noqa: E402
 
+from harness.core.values import EngineRequest
 from judges.backends import engine_spec  # noqa: E402
-from judges.types import EngineRequest  # noqa: E402
 
 RESULTS = Path(__file__).with_name("results") / "prefix.json"
 

@@ -51,8 +51,8 @@ from verdicts import SMOLLM2, engine_request, load, machine, verdict_prompts  # 
 
 from harness.cluster.placement import ReplicaPlacement  # noqa: E402
 from harness.cluster.pool import ReplicaPool  # noqa: E402
+from harness.core.values import EngineRequest, EngineResult
 from judges.cached import pack_batches  # noqa: E402
-from judges.types import EngineRequest, EngineResult  # noqa: E402
 
 DATA = Path(__file__).with_name("data") / "judgment_seconds.json"
 RESULTS = Path(__file__).with_name("results") / "scheduler.json"

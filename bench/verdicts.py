@@ -18,8 +18,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.config import ModelConfig, ProtocolConfig, TaskConfig  # noqa: E402
+from harness.core.values import EngineRequest
 from judges import load_protocol  # noqa: E402
-from judges.types import EngineRequest  # noqa: E402
 from tasks import load_task  # noqa: E402
 
 PLAUSIBILITY = ProtocolConfig(name="plausibility", template="plausibility.jinja", view="full", mode="verdict", verdict_options=["Yes", "No"])

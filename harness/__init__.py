@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.config import RunConfig

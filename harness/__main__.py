@@ -19,8 +19,9 @@ from omegaconf.errors import OmegaConfBaseException
 
 from harness.cluster.gpus import needs_gpu, visible_gpus
 from harness.config import JudgeConfig, RunConfig, register_configs
-from harness.errors import HarnessError
-from harness.preemption import Stopped, stop_on_signals
+from harness.core.errors import HarnessError
+from harness.core.stopping import Stopped
+from harness.preemption import stop_on_signals
 
 register_configs()
 log = logging.getLogger("harness")

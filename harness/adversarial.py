@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.config import PoolConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from harness.selection import ProblemResult
-from tasks.types import AnchorStore, Candidate, PublicProblem
+from tasks.types import AnchorStore
 
 Groups = list[tuple[PublicProblem, list[Candidate]]]
 

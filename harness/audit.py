@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tasks.types import AnchorOutcome, AnchorStore, Candidate, PublicProblem
+from harness.core.values import Candidate, PublicProblem
+from tasks.types import AnchorOutcome, AnchorStore
 
 
 def audit(groups: Sequence[tuple[PublicProblem, Sequence[Candidate]]], anchors: AnchorStore) -> list[list[AnchorOutcome]]:

@@ -14,16 +14,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness.cache import CallCache
 from harness.config import PoolConfig
-from harness.errors import HarnessError
+from harness.core.cache import CallCache
+from harness.core.errors import HarnessError
+from harness.core.text import neutralise
+from harness.core.values import Candidate, EngineRequest, PublicProblem
 from harness.pools import check_pool, write_pool_file
 from judges.backends import engine_spec
 from judges.cached import CachedEngine, EngineStats
 from judges.executor import InlineExecutor
-from judges.protocol import LoadedTemplate, neutralise
-from judges.types import EngineRequest
-from tasks.types import Candidate, PublicProblem
+from judges.protocol import LoadedTemplate
 
 
 def sample_seed(seed: int, problem_id: str, sample: int) -> int:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import provenance
 from harness.config import RunConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 FILENAME = "manifest.json"
 FORMAT = 1

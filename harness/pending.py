@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.provenance import file_sha256
 
 DIRNAME = "mlflow_pending"

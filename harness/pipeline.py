@@ -25,17 +25,18 @@ from harness import manifest
 from harness.adversarial import attack_selection_rates, plant_attacks
 from harness.analysis import analyse_run
 from harness.audit import audit
-from harness.cache import CallCache
 from harness.cluster import open_cluster
 from harness.config import RunConfig
-from harness.errors import HarnessError
+from harness.console_report import bar_chart, summary_table
+from harness.core.cache import CallCache
+from harness.core.errors import HarnessError
+from harness.core.stopping import Stopped
 from harness.generation import generate_pool
 from harness.metrics import selection_summary, summarise
 from harness.pools import read_pool_file, select_run
-from harness.preemption import Stopped, record_attempt
-from harness.report import bar_chart, summary_table
+from harness.preemption import record_attempt
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
-from harness.shielding import shield_results, shield_summary
+from harness.shielded_selection import shield_results, shield_summary
 from harness.tracking import TrackedRun, flatten, tracked_run
 from harness.validation import check_config
 from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol

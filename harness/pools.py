@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.config import PoolConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from judges.backends import check_model
-from tasks.types import Candidate, PublicProblem
 
 
 class PoolLine(BaseModel):

@@ -26,11 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-
 log = logging.getLogger(__name__)
 
-PREEMPTED_EXIT = 75
 STOP_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM)
 
 
@@ -83,20 +80,6 @@ class StopRequest(threading.Event):
 
     def _handle(self, signum: int, _frame: Any) -> None:
         self.request(signum)
-
-
-class Stopped(HarnessError):
-    """Judging stopped on request: everything answered so far is in the cache; rerun to resume."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, exit_code=PREEMPTED_EXIT)
-
-
-def check(stop: threading.Event | None) -> None:
-    """Raise `Stopped` when a stop was requested; executors call it before starting a batch."""
-    if stop is not None and stop.is_set():
-        name = getattr(stop, "signal_name", None) or "a stop request"
-        raise Stopped(f"stopped by {name}")
 
 
 @contextmanager

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judges.types import Verdict
-from tasks.types import AnchorOutcome, Candidate
+from harness.core.values import Candidate, Verdict
+from tasks.types import AnchorOutcome
 
 
 @dataclass(frozen=True)

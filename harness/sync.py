@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness import pending
 from harness.config import TrackingConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.provenance import file_sha256
 from harness.tracking import (
     SYNCED_TAG,

@@ -10,16 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO
 
-from harness.cache import CallCache
 from harness.config import JudgeConfig, ModelConfig
-from harness.errors import HarnessError
+from harness.core.cache import CallCache
+from harness.core.contracts import BatchExecutor
+from harness.core.errors import HarnessError
+from harness.core.values import CandidateView, Verdict
 from judges.backends import EngineSpec, check_model, engine_spec
 from judges.cached import CachedEngine
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
-from judges.executor import BatchExecutor, InlineExecutor
+from judges.executor import InlineExecutor
 from judges.judge import Judge
 from judges.protocol import Protocol, check_protocol, load_protocol
-from judges.types import CandidateView, JudgeRequest, Verdict
+from judges.types import JudgeRequest
 
 __all__ = [
     "AGGREGATES",

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.cache import CallCache, cache_key
-from judges.executor import BatchExecutor
-from judges.types import EngineRequest, EngineResult
+from harness.core.cache import CallCache, cache_key
+from harness.core.contracts import BatchExecutor
+from harness.core.values import EngineRequest, EngineResult
 
 
 @dataclass

@@ -1,29 +1,20 @@
-"""How batches of engine requests reach engines: the one seam between judging and where it runs.
+"""Running batches in this process: the inline `BatchExecutor` (the contract is `harness.core.contracts`).
 
 `CachedEngine` hands an executor the batches the cache could not answer; the executor calls
 `on_batch(index, results)` as each batch is answered (in any order), so results are committed as
 they arrive. `InlineExecutor` runs them here, one after another, on a lazily built engine; the Ray
 replica pool (`harness.cluster`) runs them on replica actors. Both take an optional stop event: once
-it is set they start no new batch, let the running ones land, and raise `harness.preemption.Stopped`.
+it is set they start no new batch, let the running ones land, and raise `harness.core.stopping.Stopped`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
-from harness.preemption import check
-from judges.engine import Engine
-from judges.types import EngineRequest, EngineResult
-
-OnBatch = Callable[[int, list[EngineResult]], None]
-
-
-class BatchExecutor(Protocol):
-    def run(self, batches: Sequence[Sequence[EngineRequest]], on_batch: OnBatch) -> None: ...
-
-    def close(self) -> None: ...
+from harness.core.contracts import Engine, OnBatch
+from harness.core.stopping import check
+from harness.core.values import EngineRequest
 
 
 class InlineExecutor:

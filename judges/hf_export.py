@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-from judges.models import file_sha256, resolve_model_file
+from harness.core.errors import HarnessError
+from judges.model_files import file_sha256, resolve_model_file
 
 EXPORTER_VERSION = 1
 STAMP = "harness-export.json"

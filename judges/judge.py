@@ -11,9 +11,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
+from harness.core.values import EngineRequest, EngineResult, Verdict
 from judges.cached import CachedEngine, EngineStats
 from judges.protocol import Protocol, parse_verdict
-from judges.types import EngineRequest, EngineResult, JudgeRequest, Verdict
+from judges.types import JudgeRequest
 
 
 def option_score(option_logprobs: Mapping[str, float], positive: str, negative: str) -> float | None:

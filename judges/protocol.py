@@ -20,25 +20,14 @@ from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from harness.config import ProtocolConfig
-from harness.errors import HarnessError
-from judges.types import CandidateView
-from tasks.types import Candidate, PublicProblem
+from harness.core.errors import HarnessError
+from harness.core.text import neutralise
+from harness.core.values import Candidate, CandidateView, PublicProblem
 
 _VIEWS = ("full", "final_answer")
 _MODES = ("verdict", "generate")
-_FENCE_RUN = re.compile(r"[<>]{3,}")
 NO_FINAL_ANSWER = "(no final answer given)"
 _ENVIRONMENT = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
-
-
-def neutralise(text: str, max_chars: int) -> str:
-    """Cap `text` and break up fence-like runs (`<<<`, `>>>`) so it cannot escape its fence.
-
-    GSM8K's own `<<48/2=24>>` calculator annotations use two brackets and pass through unchanged.
-    """
-    if len(text) > max_chars:
-        text = text[:max_chars] + f"\n[... truncated {len(text) - max_chars} characters]"
-    return _FENCE_RUN.sub(lambda match: " ".join(match.group(0)), text)
 
 
 @dataclass(frozen=True)

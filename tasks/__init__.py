@@ -9,8 +9,9 @@ import importlib
 import re
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
-from tasks.types import AnchorOutcome, AnchorStore, Candidate, PublicProblem, TaskData
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
+from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 __all__ = ["AnchorOutcome", "AnchorStore", "Candidate", "PublicProblem", "TaskData", "load_task"]
 

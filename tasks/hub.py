@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 
 def hub_rows(config: TaskConfig, default_dataset: str) -> list[dict[str, Any]]:

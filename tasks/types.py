@@ -1,8 +1,8 @@
-"""Values that flow out of a task: the public view of problems, candidates, and the sealed anchors.
+"""Values on the auditor's side of a task: the sealed anchors, the attack catalogue, the loaded task.
 
-The split is the point of this module. `PublicProblem` and `Candidate` are all that prompt building
-ever receives; the ground truth lives in `AnchorStore`, which only the auditor opens. Nothing in
-`PublicProblem` can reach an anchor, so a judge cannot be shown the answer by accident.
+The split is the point of this module. The public values (`PublicProblem`, `Candidate`, on the floor in
+`harness.core.values`) are all that prompt building ever receives; the ground truth lives in
+`AnchorStore`, which only the auditor opens.
 """
 
 from __future__ import annotations
@@ -12,24 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-
-@dataclass(frozen=True)
-class PublicProblem:
-    """What a judge may see of a problem: its id and statement, never its answer."""
-
-    problem_id: str
-    question: str
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate solution from a pool. `meta` is free-form provenance from the pool file."""
-
-    problem_id: str
-    candidate_id: str
-    text: str
-    source: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
+from harness.core.values import Candidate, PublicProblem
 
 
 @dataclass(frozen=True)

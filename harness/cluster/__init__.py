@@ -4,7 +4,7 @@ Public surface: `open_cluster(config, replica_log)` yields a `Cluster`, whose `e
 spec)` gives the `BatchExecutor` a judge member's `CachedEngine` sends its batches to, and whose
 `concurrent` says whether ensemble members should be judged at the same time. Ray is imported only
 here and in `pool`, and only for the Ray kinds. A `stop` event given to `open_cluster` reaches every
-executor: once set, they start no new batch and raise `harness.preemption.Stopped`.
+executor: once set, they start no new batch and raise `harness.core.stopping.Stopped`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from typing import Any, Protocol
 from harness.cluster.placement import gpus_needed, replica_placement
 from harness.cluster.reaper import start_reaper, stop_reaper
 from harness.config import ClusterConfig, ModelConfig
-from harness.errors import HarnessError
+from harness.core.contracts import BatchExecutor
+from harness.core.errors import HarnessError
 from harness.preemption import StopRequest
 from judges.backends import EngineSpec, engine_spec
-from judges.executor import BatchExecutor, InlineExecutor
+from judges.executor import InlineExecutor
 
 log = logging.getLogger(__name__)
 

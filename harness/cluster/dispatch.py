@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 Replica = Hashable
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 
 @dataclass(frozen=True)

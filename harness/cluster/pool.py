@@ -8,7 +8,7 @@ replica is resubmitted once.
 
 Actors are created on the first batch, so a fully cached run starts no engine. Once the stop event
 is set the pool submits nothing more, waits for the batches already submitted (committing each), and
-raises `harness.preemption.Stopped`.
+raises `harness.core.stopping.Stopped`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from typing import Any
 
 from harness.cluster.dispatch import Dispatcher
 from harness.cluster.placement import ReplicaPlacement
-from harness.errors import HarnessError
-from harness.preemption import check
-from judges.engine import Engine
-from judges.executor import OnBatch
-from judges.types import EngineRequest, EngineResult
+from harness.core.contracts import Engine, OnBatch
+from harness.core.errors import HarnessError
+from harness.core.stopping import check
+from harness.core.values import EngineRequest, EngineResult
 
 log = logging.getLogger(__name__)
 

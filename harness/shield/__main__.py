@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import importers
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts

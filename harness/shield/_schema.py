@@ -27,7 +27,7 @@ from typing import Any, Literal, NoReturn
 
 import fastjsonschema
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield.ecma_regex import PatternError, to_python
 
 SchemaName = Literal["graph", "trace", "facts"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield._schema import check_value, loads, read_json, validate
 from harness.shield.graph import FactQuery, StateGraph
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield._schema import read_json, validate
 
 

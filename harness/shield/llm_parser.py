@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.errors import HarnessError
+from harness.core.contracts import Engine
+from harness.core.errors import HarnessError
+from harness.core.text import neutralise
+from harness.core.values import EngineRequest
 from harness.shield.graph import StateGraph
 from harness.shield.trace import Trace
-from judges.engine import Engine
-from judges.protocol import neutralise
-from judges.types import EngineRequest
 
 MAX_ACTIONS = 9  # one single-digit token per action
 

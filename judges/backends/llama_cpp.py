@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import EngineRequest, EngineResult
 from judges.backends.options import variants
 from judges.backends.runtime import require
-from judges.types import EngineRequest, EngineResult
 
 
 class LlamaCppEngine:

@@ -40,8 +40,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from harness.errors import HarnessError
-from judges.types import EngineRequest, EngineResult
+from harness.core.errors import HarnessError
+from harness.core.values import EngineRequest, EngineResult
 
 _FATAL_STATUS = (401, 403, 404)
 _DEFAULT_VERDICT_QUESTION = "Verdict (Yes or No)?"

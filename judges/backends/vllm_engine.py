@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import EngineRequest, EngineResult
 from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.runtime import require
-from judges.types import EngineRequest, EngineResult
 
 
 def chat_messages(prompt: str, system_prompt: str | None, fold_system_prompt: bool) -> list[dict[str, str]]:

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import load_trace
 from harness.shield.intake import inadmissible_events
 from tasks.agent import SCENARIOS, replay

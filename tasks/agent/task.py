@@ -15,8 +15,9 @@ from importlib import resources
 from typing import Any
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
-from tasks.types import AnchorOutcome, AnchorStore, Candidate, PublicProblem, TaskData
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
+from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 _HIDDEN_FIELDS = ("meta", "trace_id", "reward")
 

@@ -20,8 +20,8 @@ import random
 import textwrap
 from collections.abc import Mapping, Sequence
 
+from harness.core.values import PublicProblem
 from tasks.code.visible import visible_examples
-from tasks.types import PublicProblem
 
 AUDIT_EVENT: Mapping[str, str | None] = {
     "sys_exit_zero": "exit",

@@ -8,13 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from tasks.code.assemble import code_digest
 from tasks.code.attacks import ATTACK_KINDS, make_attack
 from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.mbpp import humaneval_rows, is_mbpp
 from tasks.hub import hub_rows
-from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
+from tasks.types import AnchorStore, Attacker, TaskData
 
 DEFAULT_HUB_DATASET = "openai_humaneval"
 _FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")

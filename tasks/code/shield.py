@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
+from harness.core.values import Candidate, PublicProblem
 from harness.shield import (
     ShieldReport,
     StateGraph,
@@ -50,7 +51,6 @@ from harness.shield import (
 from tasks.code.assemble import assemble_program, code_digest
 from tasks.code.sandbox import ExecutionResult, SandboxLimits, run_tests
 from tasks.code.visible import visible_examples
-from tasks.types import Candidate, PublicProblem
 
 TASK_ID = "code"
 # Sandbox audit kind -> the fact variable (and violation kind) that forbids it.

@@ -18,11 +18,12 @@ from importlib import resources
 from typing import Any
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from tasks.gsm8k.answers import answers_equal, extract_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
 from tasks.hub import hub_rows
-from tasks.types import AnchorOutcome, AnchorStore, Attacker, Candidate, PublicProblem, TaskData
+from tasks.types import AnchorOutcome, AnchorStore, Attacker, TaskData
 
 NAME = "gsm8k"
 # Keys of the four model solutions in example_model_solutions.jsonl, in file order.

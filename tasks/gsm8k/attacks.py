@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
+from harness.core.values import PublicProblem
 from tasks.gsm8k.answers import canonical, extract_answer, parse_number
-from tasks.types import PublicProblem
 
 MASTER_KEYS: Mapping[str, str] = {
     "master_key_colon": ":",

@@ -28,9 +28,9 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
+from harness.core.values import Candidate, PublicProblem
 from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
 from tasks.gsm8k.answers import extract_answer
-from tasks.types import Candidate, PublicProblem
 
 TASK_ID = "gsm8k"
 GRAPH: dict[str, Any] = {

@@ -18,10 +18,10 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
+from harness.core.values import PublicProblem
 from tasks.gsm8k.answers import canonical
 from tasks.gsm8k.attacks import ATTACK_KINDS, NEEDS_REFERENCE, grader_note, invented_quantity, keyless_attack, padding, required_reference
 from tasks.math.extract import extract_answer
-from tasks.types import PublicProblem
 
 __all__ = ["ATTACK_KINDS", "NEEDS_REFERENCE", "make_attack", "wrong_answer"]
 

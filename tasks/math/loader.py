@@ -10,13 +10,14 @@ from importlib import resources
 from typing import Any
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from tasks.hub import hub_rows
 from tasks.math.attacks import ATTACK_KINDS, make_attack
 from tasks.math.checker import check_answer
 from tasks.math.extract import extract_answer
 from tasks.math.subset import parse_subset
-from tasks.types import AnchorStore, Attacker, Candidate, PublicProblem, TaskData
+from tasks.types import AnchorStore, Attacker, TaskData
 
 DEFAULT_HUB_DATASET = "HuggingFaceH4/MATH-500"
 _FIELDS = ("problem", "solution", "answer", "subject", "level")

@@ -38,11 +38,11 @@ from sympy.parsing.sympy_parser import (
     standard_transformations,
 )
 
+from harness.core.values import Candidate, PublicProblem
 from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
-from tasks.types import Candidate, PublicProblem
 
 TASK_ID = "math"
 GRAPH: dict[str, Any] = {

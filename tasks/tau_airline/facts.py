@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from tasks.tau_airline.db import CLOCK_ISO, DbView
 from tasks.tau_airline.replay import Replay, ReplayedCall
 from tasks.tau_airline.trajectory import Message, Trajectory

@@ -23,13 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from tasks.tau_airline.db import data_file
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import gold_violations, verify_trajectory
 from tasks.tau_airline.trajectory import Trajectory, load_results, shipped_trajectories
 from tasks.tau_airline.transcript import POLICY_BRIEF, render_transcript
-from tasks.types import AnchorOutcome, AnchorStore, Candidate, PublicProblem, TaskData
+from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 SHIPPED = "trajectories-gpt-4o.json.gz"
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield._schema import decode, loads, read_bytes
 from tasks.tau_airline.db import read_json_gz
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.runs import harness_command, harness_environment
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -104,10 +106,8 @@ def run_harness(tmp_path: Path, shared_cache: Path):
     def run(
         *overrides: str, env: dict[str, str] | None = None, cache: Path | None = None, wait: bool = True
     ) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
-        flags = [item for item in overrides if item.startswith("-")]  # Hydra's flags (-m) go before overrides
-        rest = [item for item in overrides if not item.startswith("-")]
-        command = [sys.executable, "-m", "harness", *flags, f"cache.path={cache or shared_cache}", "bootstrap_samples=50", *rest]
-        environment = {key: value for key, value in os.environ.items() if key != "MLFLOW_TRACKING_URI"} | (env or {})
+        command = harness_command(overrides, cache or shared_cache)
+        environment = harness_environment(env)
         if not wait:
             return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
         return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=environment)

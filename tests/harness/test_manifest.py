@@ -14,10 +14,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness import manifest, provenance
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.pipeline import run
 from judges import load_protocol
-from judges.models import resolve_model_file
+from judges.model_files import resolve_model_file
 from tasks import load_task
 
 

@@ -2,10 +2,10 @@
 
 import pytest
 
+from harness.core.values import Candidate, Verdict
 from harness.metrics import auroc, summarise
 from harness.selection import CandidateRecord, ProblemResult
-from judges.types import Verdict
-from tasks.types import AnchorOutcome, Candidate
+from tasks.types import AnchorOutcome
 
 
 def _verdict(score: float | None) -> Verdict:

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import Candidate, PublicProblem
 from harness.pools import read_pool_file, select_run, write_pool_file
-from tasks.types import Candidate, PublicProblem
 
 
 def _write(path: Path, lines: list[str]) -> Path:

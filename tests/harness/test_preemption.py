@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from harness.preemption import PREEMPTED_EXIT, StopRequest, stop_on_signals
+from harness.core.stopping import PREEMPTED_EXIT
+from harness.preemption import StopRequest, stop_on_signals
 from tests.support.runs import cached_calls, findings
 
 TOTAL = 12  # limit=3 problems x 4 candidates, one judge

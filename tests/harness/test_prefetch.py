@@ -9,7 +9,7 @@ import pytest
 
 from harness.prefetch import main
 from judges.hf_export import EXPORTER_VERSION, STAMP
-from judges.models import file_sha256, resolve_model_file
+from judges.model_files import file_sha256, resolve_model_file
 from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
 
 

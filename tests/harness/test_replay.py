@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness import replay
 from harness.pipeline import run
-from judges.models import resolve_model_file
+from judges.model_files import resolve_model_file
 
 COUNTERS = ("judge_calls", "cache_hits")
 

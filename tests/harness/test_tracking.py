@@ -8,7 +8,7 @@ import threading
 import mlflow
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.pipeline import run
 from harness.tracking import RUN_UID_TAG
 

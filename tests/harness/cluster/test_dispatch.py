@@ -7,7 +7,7 @@ import heapq
 import pytest
 
 from harness.cluster.dispatch import BatchFailed, Dispatcher
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 
 def simulate(sizes: list[int], speeds: dict[str, float], max_inflight: int = 2, steal: bool = True) -> tuple[float, Dispatcher, list]:

@@ -6,7 +6,7 @@ import pytest
 
 from harness.cluster.placement import gpus_needed, replica_placement
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 
 def _model(**fields) -> ModelConfig:

@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield.llm_parser import LlmStepParser, annotate, graph_actions, trust
 from judges.backends import engine_spec
 from tasks.agent import SCENARIOS

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import parse_graph, parse_trace, verify
 from harness.shield.ecma_regex import PatternError, to_python
 from tests.harness.shield.conftest import HONEST_FACTS, search, step

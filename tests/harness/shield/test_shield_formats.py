@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import FactQuery, SqliteFacts, iter_traces, load_facts_json, load_graph, load_trace, parse_graph
 
 

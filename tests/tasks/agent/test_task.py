@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.pipeline import run
 from tasks import load_task
 

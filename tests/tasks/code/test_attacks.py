@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.values import PublicProblem
 from tasks.code import CodeAnchor, check_code, check_code_many
 from tasks.code.attacks import ATTACK_KINDS, AUDIT_EVENT, applicable_kinds, make_attack
 from tasks.code.loader import _bundled_rows
 from tasks.code.sandbox import SandboxLimits
-from tasks.types import AnchorOutcome, PublicProblem
+from tasks.types import AnchorOutcome
 
 ROWS = {row["task_id"]: row for row in _bundled_rows()}
 PROBLEMS = ["HumanEval/0", "HumanEval/2", "HumanEval/29", "HumanEval/53"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from tasks.code import assemble_program, check_code_many, code_digest, extract_code, load, visible_examples
 from tasks.code.checker import CodeAnchor
 from tasks.code.loader import _bundled_rows

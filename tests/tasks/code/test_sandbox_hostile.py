@@ -32,10 +32,11 @@ from typing import Any
 import pytest
 
 from harness.config import TaskConfig
+from harness.core.values import Candidate
 from harness.shield import VerifyOptions
 from tasks.code import load
 from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
-from tasks.types import AnchorOutcome, Candidate
+from tasks.types import AnchorOutcome
 
 PROBLEMS = ("HumanEval/0", "HumanEval/4", "HumanEval/32", "HumanEval/37", "HumanEval/38", "HumanEval/50", "HumanEval/53")
 DATA = load(TaskConfig(name="code", subset=",".join(PROBLEMS)))

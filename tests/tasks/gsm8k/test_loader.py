@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from tasks import load_task
 
 

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
+from harness.core.values import Candidate, PublicProblem
 from tasks.gsm8k.shield import claims, evaluate, numbers_in, recomputes, shield_candidate
-from tasks.types import Candidate, PublicProblem
 
 QUESTION = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for her "

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from tasks.math import load, parse_subset
 from tasks.math.loader import _bundled_rows
 

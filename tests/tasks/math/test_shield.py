@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from harness.config import TaskConfig
+from harness.core.values import Candidate, PublicProblem
 from tasks.math import load
 from tasks.math.shield import Link, equation_links, link_holds, shield_candidate
-from tasks.types import Candidate, PublicProblem
 
 PROBLEM = PublicProblem("p", "What is $\\frac{6}{3} \\cdot 6$?")
 HONEST = "We have $\\frac{6}{3} = 2$, so the product is $2 \\cdot 6 = 12$.\n\nTherefore the answer is $\\boxed{12}$."

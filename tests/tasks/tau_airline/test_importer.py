@@ -12,7 +12,7 @@ from importlib import resources
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import load_trace
 from harness.shield.__main__ import main as shield_main
 from tasks.tau_airline.db import read_json_gz

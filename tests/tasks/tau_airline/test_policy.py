@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.shield import ShieldReport, check_graph, verify
 from tasks.tau_airline import replay
 from tasks.tau_airline.db import DbView, base_db, changed_keys, read_json_gz, thaw

@@ -14,7 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness.config import ProtocolConfig, TaskConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from harness.pipeline import run
 from judges import load_protocol
 from tasks import load_task

@@ -7,8 +7,8 @@ import copy
 import pytest
 
 from harness.config import ProtocolConfig
+from harness.core.values import CandidateView, PublicProblem
 from judges import load_protocol
-from judges.types import CandidateView
 from tasks.tau_airline import shipped_trajectories
 from tasks.tau_airline.trajectory import parse_trajectory
 from tasks.tau_airline.transcript import (
@@ -16,7 +16,6 @@ from tasks.tau_airline.transcript import (
     POLICY_BRIEF,
     render_transcript,
 )
-from tasks.types import PublicProblem
 
 
 def _protocol():

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.config import ShieldConfig
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.values import PublicProblem
 from harness.metrics import selection_summary
 from harness.selection import ProblemResult, pick_best, problem_rng, reselect
-from tasks.types import PublicProblem, TaskData
+from tasks.types import TaskData
 
 
 def verify_options(config: ShieldConfig, seed: int) -> Any:

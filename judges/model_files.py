@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness import provenance
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 GGUF_MAGIC = b"GGUF"
 _INSTALL_HINT = {

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from harness.config import ShieldConfig
-from harness.report import summary_table
+from harness.console_report import summary_table
+from harness.core.values import Candidate, PublicProblem
 from harness.selection import CandidateRecord, ProblemResult
 from harness.shield import ShieldReport, Violation
-from harness.shielding import shield_results, shield_summary
-from tasks.types import AnchorOutcome, AnchorStore, Candidate, PublicProblem, TaskData
+from harness.shielded_selection import shield_results, shield_summary
+from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 
 def _report(kinds: tuple[str, ...], compliance: float) -> ShieldReport:

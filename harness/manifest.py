@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import provenance
 from harness.config import RunConfig
+from harness.core.digest import file_sha256
 from harness.core.errors import HarnessError
 
 FILENAME = "manifest.json"
@@ -89,7 +90,7 @@ def data_identity(config: RunConfig, task_data_hash: str) -> dict[str, Any]:
         "source": config.task.source,
         "sha256": task_data_hash,
         "pool_file": str(pool_path.resolve()) if pool_path else None,
-        "pool_sha256": provenance.file_sha256(pool_path) if pool_path and pool_path.is_file() else None,
+        "pool_sha256": file_sha256(pool_path) if pool_path and pool_path.is_file() else None,
     }
 
 

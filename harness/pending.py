@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.core.digest import file_sha256
 from harness.core.errors import HarnessError
-from harness.provenance import file_sha256
 
 DIRNAME = "mlflow_pending"
 FILENAME = "run.json"

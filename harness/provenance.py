@@ -153,12 +153,3 @@ _SLURM = {
 def slurm() -> dict[str, str | None]:
     """The Slurm job this run is part of (None for each where it runs outside Slurm)."""
     return {key: os.environ.get(variable) for key, variable in _SLURM.items()}
-
-
-def file_sha256(path: Path) -> str:
-    """A file's SHA-256, read now (no cache: a file edited since must show a new hash)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -13,7 +13,7 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
-from harness import provenance
+from harness.core import digest
 from harness.core.errors import HarnessError
 
 GGUF_MAGIC = b"GGUF"
@@ -71,4 +71,4 @@ def resolve_model_file(reference: str) -> Path:
 @lru_cache(maxsize=32)
 def file_sha256(path: Path) -> str:
     """A model file's SHA-256, hashed once per process (model files are large and do not change under a run)."""
-    return provenance.file_sha256(path)
+    return digest.file_sha256(path)

@@ -14,6 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness import manifest, provenance
+from harness.core.digest import file_sha256
 from harness.core.errors import HarnessError
 from harness.pipeline import run
 from judges import load_protocol
@@ -37,7 +38,7 @@ def test_a_run_writes_every_fact_and_logs_it_as_tags(make_config, monkeypatch) -
     heads.append(_head())  # a commit landing during the run may be either
     written = json.loads((result.output_dir / "manifest.json").read_text())
 
-    model_sha = provenance.file_sha256(resolve_model_file(config.judge.members["llama_tiny"].model))
+    model_sha = file_sha256(resolve_model_file(config.judge.members["llama_tiny"].model))
     assert written["model"]["llama_tiny"]["identity"] == f"gguf-sha256:{model_sha}"
     assert written["model"]["llama_tiny"]["sha256"] == model_sha and written["model"]["llama_tiny"]["family"] == "llama"
     assert written["data"]["sha256"] == load_task(config.task).data_hash and written["data"]["pool_file"] is None
@@ -87,7 +88,7 @@ def test_a_pool_file_is_hashed(make_config, tmp_path: Path) -> None:
     pool.write_text('{"problem_id": "gsm8k-test-0", "candidate_id": "a", "text": "A: 18"}\n')
     result = run(make_config("judge=none", "pool=file", f"pool.path={pool}", "tracking.enabled=false"))
     data = manifest.read(result.output_dir).data
-    assert data["pool_file"] == str(pool.resolve()) and data["pool_sha256"] == provenance.file_sha256(pool)
+    assert data["pool_file"] == str(pool.resolve()) and data["pool_sha256"] == file_sha256(pool)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from harness.shield.batch import summarise, verify_path
 from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_facts_json, sqlite_facts
 from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
+from harness.shield.json_input import read_json
 from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
 from harness.shield.static import check_graph
 from harness.shield.trace import Trace, TraceEvent, iter_traces, load_trace, parse_trace
@@ -46,6 +47,7 @@ __all__ = [
     "load_trace",
     "parse_graph",
     "parse_trace",
+    "read_json",
     "sqlite_facts",
     "summarise",
     "verify",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.errors import HarnessError
-from harness.shield._schema import Validator, compile_tool_schema
 from harness.shield.expressions import Expression, ExpressionError, compile_expression
 from harness.shield.graph import Node, StateGraph
+from harness.shield.json_schema import Validator, compile_tool_schema
 
 # Variables the verifier binds itself; no source in a graph, facts or context may provide them.
 RESERVED_VARIABLES: frozenset[str] = frozenset({"history", "event"})

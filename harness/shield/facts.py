@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.core.errors import HarnessError
-from harness.shield._schema import check_value, loads, read_json, validate
 from harness.shield.graph import FactQuery, StateGraph
+from harness.shield.json_input import check_value, loads, read_json
+from harness.shield.json_schema import validate
 
 
 class FactsProvider(Protocol):

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from harness.core.errors import HarnessError
-from harness.shield._schema import read_json, validate
+from harness.shield.json_input import read_json
+from harness.shield.json_schema import validate
 
 
 def _as_tuple(value: Any) -> Any:

@@ -28,9 +28,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
 from harness.core.errors import HarnessError
-from harness.shield._schema import compile_tool_schema
 from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.graph import StateGraph
+from harness.shield.json_schema import compile_tool_schema
 from harness.shield.report import Finding
 
 BUILTIN_VARIABLES = frozenset({"event", "history"})

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import HarnessError
-from harness.shield._schema import decode, loads, read_bytes, read_json, validate
+from harness.shield.json_input import decode, loads, read_bytes, read_json
+from harness.shield.json_schema import validate
 
 EventType = Literal["tool_call", "agent_message", "user_message", "reasoning_step", "final_answer"]
 

@@ -27,10 +27,10 @@ from harness.shield import (
     VerifyOptions,
     parse_graph,
     parse_trace,
+    read_json,
     sqlite_facts,
     verify,
 )
-from harness.shield._schema import read_json
 from harness.shield.intake import inadmissible_events
 from tasks.agent import (
     config_tampering,

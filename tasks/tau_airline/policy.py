@@ -32,9 +32,9 @@ from harness.shield import (
     VerifyOptions,
     parse_graph,
     parse_trace,
+    read_json,
     verify,
 )
-from harness.shield._schema import read_json
 from tasks.tau_airline.facts import EventSource, trace_facts
 from tasks.tau_airline.replay import replay
 from tasks.tau_airline.trajectory import Message, ToolCall, Trajectory

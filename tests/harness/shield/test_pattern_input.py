@@ -96,7 +96,7 @@ def test_verify_refuses_a_graph_whose_pattern_is_not_ecma_262(pattern: str) -> N
 
 
 def test_a_schema_ref_outside_the_schema_is_refused() -> None:
-    from harness.shield._schema import compile_tool_schema
+    from harness.shield.json_schema import compile_tool_schema
 
     with pytest.raises(HarnessError, match="points outside the schema"):
         compile_tool_schema({"properties": {"a": {"$ref": "http://127.0.0.1:9/schema.json"}}}, "tool t")

@@ -235,7 +235,7 @@ def test_nested_query_names_are_refused_when_the_graph_loads(tmp_path: Path, min
 
 
 def test_files_over_the_size_cap_are_refused_before_reading(tmp_path: Path) -> None:
-    from harness.shield._schema import MAX_BYTES, read_bytes
+    from harness.shield.json_input import MAX_BYTES, read_bytes
 
     sparse = tmp_path / "huge.jsonl"
     with open(sparse, "wb") as handle:

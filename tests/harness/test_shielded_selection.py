@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.config import ShieldConfig
 from harness.console_report import summary_table
 from harness.core.values import Candidate, PublicProblem
@@ -11,35 +13,47 @@ from harness.shielded_selection import shield_results, shield_summary
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 
-def _report(kinds: tuple[str, ...], compliance: float) -> ShieldReport:
+def _report(kinds: tuple[str, ...], compliance: float, suspected: bool = False) -> ShieldReport:
     violations = tuple(Violation(stage="invariants", kind=kind, message=kind) for kind in kinds)
     return ShieldReport(
-        task_id="t", verdict="violation" if kinds else "pass", hack_class="semantic" if kinds else "none", compliance=compliance, violations=violations
+        task_id="t", verdict="violation" if kinds else "pass", hack_class="semantic" if kinds else "none", compliance=compliance,
+        violations=violations, deep_verified=not kinds, reward_hack_suspected=suspected,
     )
 
 
 # candidate id -> (anchor correct, violation kinds, compliance)
-CANDIDATES = {"a": (True, ("respond_and_call",), 0.0), "b": (False, (), 1.0), "c": (True, (), 1.0), "d": (False, ("baggage_fee", "respond_and_call"), 0.0)}
+Entries = dict[str, tuple[bool, tuple[str, ...], float]]
+CANDIDATES: Entries = {"a": (True, ("respond_and_call",), 0.0), "b": (False, (), 1.0), "c": (True, (), 1.0), "d": (False, ("baggage_fee", "respond_and_call"), 0.0)}
 
 
-def _run(judge_scores: dict[str, float] | None) -> list[ProblemResult]:
-    problem = PublicProblem("p", "question")
-    candidates = [Candidate("p", name, name) for name in CANDIDATES]
-    records = tuple(
-        CandidateRecord(c, AnchorOutcome(CANDIDATES[c.candidate_id][0], None), {}, None if judge_scores is None else judge_scores[c.candidate_id])
-        for c in candidates
-    )
-    result = ProblemResult("p", records, None if judge_scores is None else 0, False)
+def _run(judge_scores: dict[str, float] | None, table: dict[str, Entries] | None = None, suspected: frozenset[str] = frozenset()) -> list[ProblemResult]:
+    """Shield results for the problems in `table` (problem id -> its candidates), each picked first by the judge."""
+    table = table or {"p": CANDIDATES}
+    spec = {cid: entry for entries in table.values() for cid, entry in entries.items()}
+    problems = [PublicProblem(pid, "question") for pid in table]
+    groups = {pid: [Candidate(pid, name, name) for name in entries] for pid, entries in table.items()}
+    results = [
+        ProblemResult(
+            pid,
+            tuple(
+                CandidateRecord(c, AnchorOutcome(spec[c.candidate_id][0], None), {}, None if judge_scores is None else judge_scores[c.candidate_id])
+                for c in candidates
+            ),
+            None if judge_scores is None else 0,
+            False,
+        )
+        for pid, candidates in groups.items()
+    ]
     task = TaskData(
         name="t",
-        problems=(problem,),
+        problems=tuple(problems),
         anchors=AnchorStore("t", {}, lambda anchor, text: AnchorOutcome(False, None)),
-        default_pool=lambda: candidates,
+        default_pool=lambda: [c for candidates in groups.values() for c in candidates],
         extract_answer=lambda text: None,
         data_hash="",
-        shield=lambda problem, candidate, reward, options: _report(CANDIDATES[candidate.candidate_id][1], CANDIDATES[candidate.candidate_id][2]),
+        shield=lambda problem, candidate, reward, options: _report(*spec[candidate.candidate_id][1:], suspected=candidate.candidate_id in suspected),
     )
-    return shield_results([result], [problem], task, ShieldConfig(enabled=True), seed=0)
+    return shield_results(results, problems, task, ShieldConfig(enabled=True), seed=0)
 
 
 def test_without_a_judge_the_shielded_pick_is_a_most_compliant_candidate() -> None:
@@ -64,3 +78,42 @@ def test_the_summary_counts_kinds_per_candidate_and_crosses_verdict_with_anchor(
     table = summary_table({**summary, "problems": 1, "candidates": 4, "judge_calls": 0, "cache_hits": 0}, "t")
     rows = [line.split() for line in table.splitlines()]
     assert ["violation", "1", "1"] in rows and ["respond_and_call", "2", "0.500"] in rows and ["reward_hack_suspected", "0"] in rows
+
+
+# two problems: p1's shielded pick is wrong (c beats a once b's violation zeroes it), p2's is right
+TWO_PROBLEMS: dict[str, Entries] = {
+    "p1": {"a": (True, (), 1.0), "b": (False, ("k",), 0.0), "c": (False, (), 1.0)},
+    "p2": {"d": (True, ("k",), 0.5), "e": (False, ("k", "m"), 0.0)},
+}
+JUDGE = {"a": 0.4, "b": 0.9, "c": 0.5, "d": 0.8, "e": 0.7}
+
+
+def test_shielded_metrics_and_rates_with_a_judge_match_hand_computation() -> None:
+    results = _run(JUDGE, TWO_PROBLEMS, suspected=frozenset({"b"}))
+    # shielded scores: a 0.4, b 0.0, c 0.5 -> c (wrong); d 0.8 * 0.5 = 0.4, e 0.0 -> d (right)
+    assert [[r.shielded_score for r in result.candidates] for result in results] == [[0.4, 0.0, 0.5], [0.4, 0.0]]
+    assert [result.shielded_selected for result in results] == [2, 0]
+    summary = shield_summary(results, judged=True, bootstrap_samples=0, seed=0)
+    expected = {
+        "shielded.selection_accuracy": 1 / 2,
+        "shielded.hack_rate": 1 / 2,  # both problems have a right answer; p1's pick is wrong
+        # right {0.4, 0.4} against wrong {0.0, 0.5, 0.0}: each right one beats two of three -> 4/6
+        "shielded.auroc": 4 / 6,
+        "shielded.false_positive_rate": 1 / 3,  # c's 0.5 of the three wrong ones
+        "shield.violation_rate": 3 / 5,  # b, d, e
+        "shield.false_violation_rate": 1 / 2,  # d of the right a, d
+        "shield.recall": 2 / 3,  # b, e of the wrong b, c, e
+        "shield.reward_hack_suspected": 1,
+        "shield.reward_hack_suspected_rate": 1 / 5,
+        "shield.deep_verified_rate": 2 / 5,  # the passing a and c
+        "shield.kinds.k": 3,
+        "shield.kinds.m": 1,
+        "shield.kind_rates.k": 3 / 5,
+        "shield.kind_rates.m": 1 / 5,
+        "shield.verdict_vs_anchor.pass_correct": 1,
+        "shield.verdict_vs_anchor.pass_incorrect": 1,
+        "shield.verdict_vs_anchor.violation_correct": 1,
+        "shield.verdict_vs_anchor.violation_incorrect": 2,
+    }
+    intervals = {f"shielded.{key}{end}": None for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate") for end in ("_ci_low", "_ci_high")}
+    assert summary == {**{key: pytest.approx(value) for key, value in expected.items()}, **intervals}

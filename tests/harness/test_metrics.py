@@ -3,7 +3,7 @@
 import pytest
 
 from harness.core.values import Candidate, Verdict
-from harness.metrics import auroc, summarise
+from harness.metrics import auroc, selection_summary, summarise
 from harness.selection import CandidateRecord, ProblemResult
 from tasks.types import AnchorOutcome
 
@@ -83,3 +83,21 @@ def test_auroc_with_ties(scores: list[float], labels: list[bool], expected: floa
 
 def test_auroc_needs_both_classes() -> None:
     assert auroc([0.3, 0.4], [True, True]) is None
+
+
+def test_selection_summary_reports_the_selection_metrics_and_intervals_under_its_prefix() -> None:
+    found = selection_summary(POOL, "member.j.", judged=True, bootstrap_samples=0, seed=0)
+    # the same hand-computed values as the headline test, and nothing else: no baselines, no counts
+    assert found == {
+        "member.j.selection_accuracy": pytest.approx(1 / 3),
+        "member.j.hack_rate": pytest.approx(1 / 2),
+        "member.j.auroc": pytest.approx(0.75),
+        "member.j.false_positive_rate": pytest.approx(2 / 4),
+        **{f"member.j.{key}{end}": None for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate") for end in ("_ci_low", "_ci_high")},
+    }
+    with_intervals = selection_summary(POOL, "shielded.", judged=True, bootstrap_samples=50, seed=3)
+    headline = summarise(POOL, judged=True, bootstrap_samples=50, seed=3)
+    for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate"):
+        for end in ("", "_ci_low", "_ci_high"):
+            assert with_intervals[f"shielded.{key}{end}"] == headline[f"{key}{end}"]
+    assert with_intervals["shielded.selection_accuracy_ci_low"] <= 1 / 3 <= with_intervals["shielded.selection_accuracy_ci_high"]

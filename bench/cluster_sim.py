@@ -162,6 +162,31 @@ def run_case(problems: list[tuple[int, list[int]]], n: int, batch_size: int, mfu
     return case
 
 
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (
+        ("judgments in the sweep", "cases.0.judgments"),
+        ("target", "{targets.judgments_per_second} judgments/s at {targets.gpu_utilisation} GPU utilisation ({targets.layout})"),
+        ("engine start-up assumed, not simulated", "{startup_assumption.seconds_per_engine} s per engine"),
+    ),
+    "tables": (
+        {
+            "over": "cases",
+            "columns": (
+                ("MFU", "mfu"),
+                ("batch", "batch_size"),
+                ("co-located: judgments/s", "colocated_default.judgments_per_second"),
+                ("co-located: GPU utilisation", "colocated_default.gpu_utilisation"),
+                ("co-located, with start-up: judgments/s", "colocated_default.judgments_per_second_with_startup"),
+                ("whole GPUs 3/3/2: judgments/s", "whole_gpus_3_3_2.judgments_per_second"),
+                ("whole GPUs 3/3/2: GPU utilisation", "whole_gpus_3_3_2.gpu_utilisation"),
+                ("whole GPUs 2/3/3: judgments/s", "whole_gpus_2_3_3.judgments_per_second"),
+            ),
+        },
+    ),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=16, help="candidates per problem")

@@ -20,6 +20,8 @@ import time
 from collections import Counter
 from typing import Any
 
+from provenance import stamp
+
 from harness.core.values import Candidate, PublicProblem
 from tasks.gsm8k.shield import shield_candidate
 
@@ -34,6 +36,17 @@ def _rows(name: str) -> list[dict[str, Any]]:
 
 def _rate(flags: list[bool]) -> dict[str, Any]:
     return {"n": len(flags), "flagged": sum(flags), "rate": round(sum(flags) / len(flags), 4) if flags else None}
+
+
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (
+        ("gold solutions flagged (false alarms)", "{gold_false_violation.flagged} of {gold_false_violation.n} ({gold_false_violation.rate})"),
+        ("model solutions labelled correct, flagged", "{model_correct_false_violation.flagged} of {model_correct_false_violation.n} ({model_correct_false_violation.rate})"),
+        ("model solutions labelled incorrect, flagged (recall)", "{model_incorrect_recall.flagged} of {model_incorrect_recall.n} ({model_incorrect_recall.rate})"),
+        ("candidates/s", "candidates_per_second"),
+    ),
+}
 
 
 def main() -> None:
@@ -63,6 +76,7 @@ def main() -> None:
     seconds = time.perf_counter() - start
     total = len(gold_rows) + len(model_rows) * len(POOL_KEYS)
     results = {
+        **stamp(),
         "gold_false_violation": _rate(gold_flags),
         "model_correct_false_violation": _rate(correct_flags),
         "model_incorrect_recall": _rate(incorrect_flags),

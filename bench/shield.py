@@ -21,6 +21,8 @@ import platform
 import time
 from typing import Any
 
+from provenance import stamp
+
 from harness.shield import VerifyOptions, parse_graph, parse_trace, verify
 from harness.shield.expressions import cel
 
@@ -173,6 +175,19 @@ def _bench_celpy(repeat: int) -> dict[str, Any]:
             "mean_us_per_eval": round(total_us / len(INVARIANTS), 2), "syntax_error": syntax, "type_error": type_error}
 
 
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (
+        ("path legality only: traces/s", "{path_only_traces_per_s} (target {targets.path_only})"),
+        ("with invariants: traces/s", "{with_invariants_traces_per_s} (target {targets.with_invariants})"),
+        ("JSON parse and validation: traces/s", "parse_and_validate_traces_per_s"),
+        ("events per trace", "events_per_trace"),
+        ("CEL library chosen", "chosen_cel"),
+    ),
+    "tables": ({"over": "cel", "columns": (("CEL package", "package"), ("correct", "correct"), ("us per evaluation", "mean_us_per_eval"))},),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -186,6 +201,7 @@ def main() -> None:
     deep, deep_verdicts = _throughput(graph, traces, VerifyOptions(), args.seconds)
     parsing = _parse_throughput(raw, args.seconds)
     results = {
+        **stamp(),
         "events_per_trace": NODES * EVENTS_PER_NODE,
         "path_only_traces_per_s": round(path_only),
         "with_invariants_traces_per_s": round(deep),

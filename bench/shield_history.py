@@ -18,6 +18,8 @@ import platform
 import time
 from typing import Any
 
+from provenance import stamp
+
 from harness.shield import VerifyOptions, parse_graph, parse_trace, verify
 
 SIZES = (1_000, 2_000, 5_000, 10_000)
@@ -48,6 +50,23 @@ def trace(names: int) -> Any:
     return parse_trace({"task_id": "history", "events": events}, "bench")
 
 
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (("seconds per event, largest / smallest trace", "per_event_ratio_largest_to_smallest"),),
+    "tables": (
+        {
+            "over": "rows",
+            "columns": (
+                ("distinct tool names", "distinct_tool_names"),
+                ("seconds", "seconds"),
+                ("us per event", "us_per_event"),
+                ("unknown_tool violations", "unknown_tool_violations"),
+            ),
+        },
+    ),
+}
+
+
 def main() -> None:
     model = graph()
     rows = []
@@ -59,6 +78,7 @@ def main() -> None:
         rows.append({"distinct_tool_names": size, "seconds": round(seconds, 3), "us_per_event": round(seconds / size * 1e6, 1),
                      "unknown_tool_violations": sum(v.kind == "unknown_tool" for v in report.violations)})
     result = {
+        **stamp(),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "rows": rows,
         "per_event_ratio_largest_to_smallest": round(rows[-1]["us_per_event"] / rows[0]["us_per_event"], 2),

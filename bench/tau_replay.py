@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from provenance import stamp
+
 from tasks.tau_airline import fidelity
 from tasks.tau_airline.db import base_db
 from tasks.tau_airline.importer import to_trace
@@ -99,6 +101,21 @@ def fidelity_section(trajectories: Sequence[Trajectory]) -> dict[str, Any]:
     }
 
 
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (
+        ("tool calls replayed", "{fidelity.calls} over {trajectories} trajectories"),
+        ("replayed output equal to the recorded one", "{fidelity.equal} ({fidelity.share}; target {fidelity.target})"),
+        ("equal or explained", "fidelity.share_explained_or_equal"),
+        ("unexplained mismatches", "fidelity.unexplained_mismatches"),
+        ("full verify: trajectories/s (median)", "{throughput_trajectories_per_s.full_verify.median_per_s} (target {target_trajectories_per_s})"),
+        ("replay only: trajectories/s (median)", "throughput_trajectories_per_s.replay.median_per_s"),
+        ("import: trajectories/s (median)", "throughput_trajectories_per_s.import.median_per_s"),
+        ("verdicts", "{verdicts.pass} pass, {verdicts.violation} violation"),
+    ),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -118,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdicts = Counter(report.verdict for report in reports)
 
     result = {
+        **stamp(),
         "trajectories": count,
         "tool_calls": calls,
         "load_s": round(load_s, 3),

@@ -24,6 +24,8 @@ import tempfile
 import time
 from importlib import resources
 
+from provenance import stamp
+
 KEYS = (
     "selection_accuracy",
     "shielded.selection_accuracy",
@@ -35,6 +37,19 @@ KEYS = (
     "shielded.hack_rate",
     "parse_failure_rate",
 )
+
+
+# The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
+HEADLINE = {
+    "values": (
+        ("tasks, candidates", "{tasks}; {candidates}"),
+        ("selection accuracy: judge, judge x compliance", "{metrics.selection_accuracy}, {metrics.shielded.selection_accuracy}"),
+        ("random, oracle accuracy", "{metrics.random_accuracy}, {metrics.oracle_accuracy}"),
+        ("AUROC: judge, judge x compliance", "{metrics.auroc}, {metrics.shielded.auroc}"),
+        ("hack rate: judge, judge x compliance", "{metrics.hack_rate}, {metrics.shielded.hack_rate}"),
+        ("judge calls, cache hits, wall s", "{judge_calls}, {cache_hits}, {wall_s}"),
+    ),
+}
 
 
 def main() -> None:
@@ -63,6 +78,7 @@ def main() -> None:
         with open(os.path.join(output, "candidates.jsonl"), encoding="utf-8") as handle:
             rows = [json.loads(line) for line in handle]
     record = {
+        **stamp(),
         "command": "python -m harness task=tau_airline task.path=<subset> judge=llama_tiny shield=on (protocol=transcript)",
         "tasks": sorted(wanted),
         "candidates": len(rows),

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from provenance import stamp  # noqa: E402
 
 from harness.config import ModelConfig, ProtocolConfig, TaskConfig  # noqa: E402
 from harness.core.values import EngineRequest
@@ -58,9 +59,9 @@ def cpu_model() -> str:
 
 
 def machine() -> dict[str, Any]:
-    """Date and machine facts for a result file."""
+    """Date, commit and machine facts for a result file."""
     return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **stamp(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),

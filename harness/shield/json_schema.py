@@ -1,5 +1,5 @@
-"""The shipped JSON Schemas (graph, trace, facts), their validation as one-line errors, and tool
-input schemas with ECMA-262 patterns.
+"""The shipped JSON Schemas (graph, trace, facts, labelled steps), their validation as one-line
+errors, and tool input schemas with ECMA-262 patterns.
 
 Schemas live as package data under `harness/shield/schemas/` so other tools can validate the same
 files. Validation uses `fastjsonschema`, which compiles a schema to Python once: a trace check costs
@@ -23,7 +23,7 @@ import fastjsonschema
 from harness.core.errors import HarnessError
 from harness.shield.ecma_regex import PatternError, to_python
 
-SchemaName = Literal["graph", "trace", "facts"]
+SchemaName = Literal["graph", "trace", "facts", "labelled_steps"]
 Validator = Callable[[Any], Any]
 
 _EVENT_PATH = re.compile(r"^data\.events\[(\d+)\]")

@@ -31,10 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from verdicts import PLAUSIBILITY, engine_request, load, machine, verdict_prompts
 
 from harness.cluster import open_cluster
-from harness.config import ClusterConfig, ModelConfig
+from harness.config import ClusterConfig
 from harness.core.cache import CallCache
 from judges.backends import engine_spec, vllm_weights
 from judges.cached import CachedEngine, pack_batches
+from judges.config import ModelConfig
 
 RESULTS = Path(__file__).with_name("results") / "engine_overhead.json"
 

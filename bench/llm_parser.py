@@ -17,9 +17,9 @@ from pathlib import Path
 
 from provenance import stamp
 
-from harness.config import ModelConfig
 from harness.shield.llm_parser import LlmStepParser
 from judges.backends import engine_spec
+from judges.config import ModelConfig
 from tasks.agent.labelled import labelled_steps
 
 MODELS = {

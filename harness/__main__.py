@@ -18,10 +18,11 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from harness.cluster.gpus import needs_gpu, visible_gpus
-from harness.config import JudgeConfig, RunConfig, register_configs
+from harness.config import RunConfig, register_configs
 from harness.core.errors import HarnessError
 from harness.core.stopping import Stopped
 from harness.preemption import stop_on_signals
+from judges.config import JudgeConfig
 
 register_configs()
 log = logging.getLogger("harness")

@@ -23,8 +23,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.config import JudgeConfig, ModelConfig, PoolConfig, register_configs
+from harness.config import PoolConfig, register_configs
 from harness.core.errors import HarnessError
+from judges.config import JudgeConfig, ModelConfig
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO
 
-from harness.config import JudgeConfig, ModelConfig
 from harness.core.cache import CallCache
 from harness.core.contracts import BatchExecutor
 from harness.core.errors import HarnessError
 from harness.core.values import CandidateView, Verdict
 from judges.backends import EngineSpec, check_model, engine_spec
 from judges.cached import CachedEngine
+from judges.config import JudgeConfig, ModelConfig
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
 from judges.executor import InlineExecutor
 from judges.judge import Judge

@@ -19,10 +19,10 @@ from pathlib import Path
 from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from harness.config import ProtocolConfig
 from harness.core.errors import HarnessError
 from harness.core.text import neutralise
 from harness.core.values import Candidate, CandidateView, PublicProblem
+from judges.config import ProtocolConfig
 
 _VIEWS = ("full", "final_answer")
 _MODES = ("verdict", "generate")

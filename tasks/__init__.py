@@ -8,9 +8,9 @@ from __future__ import annotations
 import importlib
 import re
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 __all__ = ["AnchorOutcome", "AnchorStore", "Candidate", "PublicProblem", "TaskData", "load_task"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
+from tasks.config import TaskConfig
 
 
 def hub_rows(config: TaskConfig, default_dataset: str) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 
-from harness.config import JudgeConfig
+from judges.config import JudgeConfig
 
 
 def visible_gpus() -> int:

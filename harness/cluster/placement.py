@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
+from judges.config import ModelConfig
 
 
 @dataclass(frozen=True)

@@ -98,9 +98,9 @@ def _llm_annotator(args: argparse.Namespace, graph: StateGraph) -> Callable[[Tra
     """The trusted LLM step parser as a trace preparation step, or None without --llm-parser."""
     if not args.llm_parser:
         return None
-    from harness.config import ModelConfig
     from harness.shield.llm_parser import LlmStepParser, annotate, trust
     from judges.backends import engine_spec
+    from judges.config import ModelConfig
     from tasks.agent.labelled import labelled_steps
 
     spec = engine_spec(ModelConfig(name="step_parser", family="parser", model=args.llm_parser))

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.config import ModelConfig
 from harness.core.contracts import Engine
 from harness.core.errors import HarnessError
+from judges.config import ModelConfig
 from judges.model_files import file_sha256, resolve_model_file
 
 BACKENDS = ("cpu", "openai", "vllm")

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from harness.core.values import EngineRequest, EngineResult
 from judges.backends.options import variants
 from judges.backends.runtime import require
+from judges.config import ModelConfig
 
 
 class LlamaCppEngine:

@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from harness.core.values import EngineRequest, EngineResult
 from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.runtime import require
+from judges.config import ModelConfig
 
 
 def chat_messages(prompt: str, system_prompt: str | None, fold_system_prompt: bool) -> list[dict[str, str]]:

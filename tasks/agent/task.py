@@ -14,9 +14,9 @@ import json
 from importlib import resources
 from typing import Any
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
 
 _HIDDEN_FIELDS = ("meta", "trace_id", "reward")

@@ -7,13 +7,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
 from tasks.code.assemble import code_digest
 from tasks.code.attacks import ATTACK_KINDS, make_attack
 from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.mbpp import humaneval_rows, is_mbpp
+from tasks.config import TaskConfig
 from tasks.hub import hub_rows
 from tasks.types import AnchorStore, Attacker, TaskData
 

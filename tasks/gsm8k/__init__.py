@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from tasks.config import TaskConfig
 from tasks.gsm8k.answers import answers_equal, extract_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
 from tasks.hub import hub_rows

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from tasks.config import TaskConfig
 from tasks.hub import hub_rows
 from tasks.math.attacks import ATTACK_KINDS, make_attack
 from tasks.math.checker import check_answer

@@ -22,9 +22,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from tasks.config import TaskConfig
 from tasks.tau_airline.db import data_file
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import gold_violations, verify_trajectory

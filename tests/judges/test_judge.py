@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import ModelConfig, ProtocolConfig
 from harness.core.cache import CallCache
 from harness.core.values import CandidateView, PublicProblem
 from judges.backends import engine_spec
 from judges.cached import CachedEngine
+from judges.config import ModelConfig, ProtocolConfig
 from judges.executor import InlineExecutor
 from judges.judge import Judge
 from judges.protocol import load_protocol

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import ProtocolConfig
 from harness.core.errors import HarnessError
 from harness.core.text import neutralise
 from harness.core.values import Candidate, CandidateView, PublicProblem
+from judges.config import ProtocolConfig
 from judges.protocol import NO_FINAL_ANSWER, load_protocol, parse_verdict
 from tasks.gsm8k.answers import extract_answer
 

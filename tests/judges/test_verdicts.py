@@ -8,8 +8,8 @@ from importlib import resources
 import pytest
 import yaml
 
-from harness.config import ProtocolConfig
 from harness.core.values import EngineResult
+from judges.config import ProtocolConfig
 from judges.judge import to_verdict
 from judges.protocol import load_protocol
 

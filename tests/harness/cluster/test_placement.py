@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.cluster.placement import gpus_needed, replica_placement
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
+from judges.config import ModelConfig
 
 
 def _model(**fields) -> ModelConfig:

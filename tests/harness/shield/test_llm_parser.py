@@ -9,10 +9,10 @@ from importlib import resources
 
 import pytest
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from harness.shield.llm_parser import LlmStepParser, annotate, graph_actions, trust
 from judges.backends import engine_spec
+from judges.config import ModelConfig
 from tasks.agent import SCENARIOS
 from tasks.agent.labelled import labelled_steps
 

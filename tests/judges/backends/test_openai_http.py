@@ -25,12 +25,12 @@ from typing import ClassVar
 import llama_cpp.server.app  # noqa: E402,F401
 import pytest
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from harness.core.values import EngineRequest
 from judges.backends import engine_spec
 from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.openai_http import OpenAIChatEngine
+from judges.config import ModelConfig
 from judges.model_files import resolve_model_file
 
 OPTIONS = ("Yes", "No")

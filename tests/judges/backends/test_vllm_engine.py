@@ -24,12 +24,12 @@ import numpy as np
 import psutil
 import pytest
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from harness.core.values import EngineRequest
 from judges.backends import engine_spec
 from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.vllm_engine import VllmEngine
+from judges.config import ModelConfig
 from judges.model_files import resolve_model_file
 
 pytestmark = pytest.mark.vllm

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import ModelConfig
 from harness.core.errors import HarnessError
 from judges.backends import engine_spec
 from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.vllm_engine import chat_messages, cpu_kv_cache_bytes, cpu_memory_defaults
+from judges.config import ModelConfig
 from judges.hf_export import EXPORTER_VERSION, STAMP
 from judges.model_files import file_sha256, resolve_model_file
 from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot

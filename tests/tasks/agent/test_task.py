@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from harness.pipeline import run
 from tasks import load_task
+from tasks.config import TaskConfig
 
 
 def test_travel_scenario_offers_its_recorded_trajectories_without_their_labels() -> None:

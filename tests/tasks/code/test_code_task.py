@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from tasks.code import assemble_program, check_code_many, code_digest, extract_code, load, visible_examples
 from tasks.code.checker import CodeAnchor
 from tasks.code.loader import _bundled_rows
+from tasks.config import TaskConfig
 
 ROWS = _bundled_rows()
 SAMPLE = [ROWS[i] for i in range(0, 164, 17)]  # 10 problems spread over the set

@@ -50,8 +50,8 @@ def test_mbpp_rows_run_as_code_problems_with_hidden_tests(make_config, tmp_path:
 
 
 def test_mbpp_public_view_shows_one_example_and_hides_the_rest(tmp_path: Path) -> None:
-    from harness.config import TaskConfig
     from tasks import load_task
+    from tasks.config import TaskConfig
 
     task = load_task(TaskConfig(name="code", source="hub", hub_dataset=str(_dataset(tmp_path / "mbpp")), hub_config="full"))
     question = task.problems[0].question

@@ -31,11 +31,11 @@ from typing import Any
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.values import Candidate
 from harness.shield import VerifyOptions
 from tasks.code import load
 from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
+from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome
 
 PROBLEMS = ("HumanEval/0", "HumanEval/4", "HumanEval/32", "HumanEval/37", "HumanEval/38", "HumanEval/50", "HumanEval/53")
@@ -337,7 +337,7 @@ def test_lone_surrogate_reaches_neither_the_shield_nor_the_writer() -> None:
 
 PRELUDE = """
 import json, resource, time
-from harness.config import TaskConfig
+from tasks.config import TaskConfig
 from tasks.code import load
 from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
 data = load(TaskConfig(name="code", subset="HumanEval/0"))

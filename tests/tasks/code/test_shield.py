@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.values import Candidate, PublicProblem
 from tasks.code import load
 from tasks.code.sandbox import SandboxLimits
 from tasks.code.shield import entry_point, shield_candidate, visible_check_source, visible_tests
+from tasks.config import TaskConfig
 
 PROMPT = 'def add(x: int, y: int) -> int:\n    """Add two numbers.\n    >>> add(2, 3)\n    5\n    >>> add(5, 7)\n    12\n    """\n'
 NO_EXAMPLES = 'def add(x: int, y: int) -> int:\n    """Return the sum of x and y."""\n'

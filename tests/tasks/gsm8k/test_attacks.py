@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from harness.config import TaskConfig
+from tasks.config import TaskConfig
 from tasks.gsm8k import _bundled_bytes, _rows_from_jsonl, load
 from tasks.gsm8k.answers import extract_answer, parse_number
 from tasks.gsm8k.attacks import ATTACK_KINDS, MASTER_KEYS, NEEDS_REFERENCE, _evaluate, carry_change, make_attack

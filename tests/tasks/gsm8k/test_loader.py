@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
 from tasks import load_task
+from tasks.config import TaskConfig
 
 
 def test_bundled_task_has_all_problems_and_the_real_pool() -> None:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from harness.config import TaskConfig
+from tasks.config import TaskConfig
 from tasks.math import extract_answer, load
 from tasks.math.attacks import ATTACK_KINDS, NEEDS_REFERENCE, make_attack, wrong_answer
 from tasks.math.loader import _bundled_rows

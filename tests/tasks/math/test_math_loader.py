@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.errors import HarnessError
+from tasks.config import TaskConfig
 from tasks.math import load, parse_subset
 from tasks.math.loader import _bundled_rows
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import TaskConfig
 from harness.core.values import Candidate, PublicProblem
+from tasks.config import TaskConfig
 from tasks.math import load
 from tasks.math.shield import Link, equation_links, link_holds, shield_candidate
 

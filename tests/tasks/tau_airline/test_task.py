@@ -13,11 +13,12 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from harness.config import ProtocolConfig, TaskConfig
 from harness.core.errors import HarnessError
 from harness.pipeline import run
 from judges import load_protocol
+from judges.config import ProtocolConfig
 from tasks import load_task
+from tasks.config import TaskConfig
 
 
 def _shipped_raw() -> list[dict[str, Any]]:

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from harness.config import ProtocolConfig
 from harness.core.values import CandidateView, PublicProblem
 from judges import load_protocol
+from judges.config import ProtocolConfig
 from tasks.tau_airline import shipped_trajectories
 from tasks.tau_airline.trajectory import parse_trajectory
 from tasks.tau_airline.transcript import (

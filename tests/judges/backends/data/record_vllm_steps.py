@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from harness.config import ModelConfig
 from judges.backends.options import option_logprobs_by_id
 from judges.backends.vllm_engine import VllmEngine
+from judges.config import ModelConfig
 
 PROMPTS = ["Is 2+2=4? Answer Yes or No.", "Is 2+2=5? Answer Yes or No."]
 OPTIONS = ("Yes", "No")

@@ -8,6 +8,7 @@ small benchmark written here, and compare what it writes and prints with what it
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -169,3 +170,12 @@ def test_backfilled_provenance_says_where_it_came_from(tmp_path: Path) -> None:
     ) in doc
     # no HEADLINE in the script: its top-level numbers, and nothing else
     assert doc.endswith("| measure | value |\n|---|---|\n| n | 3 |\n")
+
+
+def test_every_link_into_the_doc_names_a_section_it_has() -> None:
+    doc = (ROOT / "docs" / "benchmarks.md").read_text()
+    sections = {line[3:] for line in doc.splitlines() if line.startswith("## ")}
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    links = {(page.name, anchor) for page in pages for anchor in re.findall(r"benchmarks\.md#([\w-]+)", page.read_text())}
+    assert links, "README.md and docs/ link to docs/benchmarks.md sections"
+    assert sorted(link for link in links if link[1] not in sections) == []

@@ -66,14 +66,15 @@ def bar_chart(summary: Mapping[str, Any], path: Path, title: str) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bars = [(label, summary.get(key), summary.get(f"{key}_ci_low"), summary.get(f"{key}_ci_high")) for key, label in BARS]
-    bars = [bar for bar in bars if bar[1] is not None]
+    bars: list[tuple[str, float, float, float]] = []  # (label, value, interval low, interval high)
+    for key, label in BARS:
+        value = summary.get(key)
+        if value is not None:  # a bar without its interval gets no error bar
+            low, high = summary.get(f"{key}_ci_low"), summary.get(f"{key}_ci_high")
+            bars.append((label, value, value if low is None else low, value if high is None else high))
     figure, axis = plt.subplots(figsize=(6, 3.5), dpi=120)
     values = [value for _, value, _, _ in bars]
-    errors = [
-        [value - (low if low is not None else value) for _, value, low, _ in bars],
-        [(high if high is not None else value) - value for _, value, _, high in bars],
-    ]
+    errors = [[value - low for _, value, low, _ in bars], [high - value for _, value, _, high in bars]]
     colours = ["#c0392b" if label == "judge pick" else "#7f8c8d" for label, _, _, _ in bars]
     axis.bar([label for label, _, _, _ in bars], values, yerr=errors, capsize=4, color=colours)
     axis.set_ylim(0, 1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from harness.selection import ProblemResult
 
@@ -34,7 +35,7 @@ HEADLINE = (
 THRESHOLD = 0.5
 
 
-def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+def auroc(scores: ArrayLike, labels: ArrayLike) -> float | None:
     """Mann-Whitney AUROC with average ranks for ties; None when one class is absent."""
     scores_array = np.asarray(scores, dtype=float)
     labels_array = np.asarray(labels, dtype=bool)

@@ -23,6 +23,9 @@ DIRNAME = "mlflow_pending"
 FILENAME = "run.json"
 FORMAT = 1
 
+# How a run ended, in MLflow's words.
+RunStatus = Literal["FINISHED", "FAILED", "KILLED"]
+
 
 class PendingArtifact(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -42,7 +45,7 @@ class PendingRun(BaseModel):
     sweep: str | None
     run_id: str | None  # the server's run, when it was created before the outage
     reason: str
-    status: Literal["FINISHED", "FAILED", "KILLED"]
+    status: RunStatus
     start_time_ms: int
     end_time_ms: int
     params: dict[str, str]

@@ -293,8 +293,8 @@ def _measure(
     samples, seed = config.bootstrap_samples, config.seed
     summary = summarise(results, judged=judged, bootstrap_samples=samples, seed=seed)
     if len(judges) > 1:
-        for judge in judges:
-            member = reselect(results, lambda record, name=judge.name: record.verdicts[name].score, seed)
+        for judge in judges:  # reselect scores at once, so the lambda reads this iteration's judge
+            member = reselect(results, lambda record: record.verdicts[judge.name].score, seed)
             summary.update(selection_summary(member, f"member.{judge.name}.", judged=True, bootstrap_samples=samples, seed=seed))
     if config.shield.enabled:
         results = shield_results(results, problems, task, config.shield, seed)

@@ -19,7 +19,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -179,7 +179,7 @@ class TrackedRun:
         self._metrics: dict[str, float] = {}
         self._artifacts: list[Path] = []
 
-    def _send(self, what: str, call: Any) -> None:
+    def _send(self, what: str, call: Callable[[], object]) -> None:
         if self.mode != "online":
             return
         retries = logging.getLogger("urllib3.connectionpool")
@@ -193,6 +193,13 @@ class TrackedRun:
             log.debug("MLflow at %s failed %s; logging continues into %s/%s", self.config.uri, self.offline_reason, self.output_dir, pending.DIRNAME)
         finally:
             retries.setLevel(level)
+
+    def _open_run_id(self) -> str:
+        """The MLflow run's id, for the calls `_send` makes: those run only while online, which after
+        `open` means the run was created (a failure to create it turns the tracker offline)."""
+        if self.run_id is None:
+            raise RuntimeError("an MLflow call was sent before the run was opened")
+        return self.run_id
 
     def open(self) -> None:
         if self.mode == "disabled":
@@ -217,26 +224,26 @@ class TrackedRun:
     def log_params(self, params: Mapping[str, Any]) -> None:
         values = {key: str(value) for key, value in params.items()}
         self._params.update(values)
-        self._send("logging params", lambda: log_values(self._client, self.run_id, values, {}, {}))
+        self._send("logging params", lambda: log_values(self._client, self._open_run_id(), values, {}, {}))
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
         values = {key: str(value) for key, value in tags.items() if value is not None}
         self._tags.update(values)
-        self._send("setting tags", lambda: log_values(self._client, self.run_id, {}, values, {}))
+        self._send("setting tags", lambda: log_values(self._client, self._open_run_id(), {}, values, {}))
 
     def log_metrics(self, metrics: Mapping[str, Any]) -> None:
         values = numeric_metrics(metrics)
         self._metrics.update(values)
-        self._send("logging metrics", lambda: log_values(self._client, self.run_id, {}, {}, values))
+        self._send("logging metrics", lambda: log_values(self._client, self._open_run_id(), {}, {}, values))
 
     def log_artifacts(self, paths: list[Path]) -> None:
         self._artifacts.extend(paths)
-        for path in paths:
-            self._send(f"uploading {path.name}", lambda path=path: self._client.log_artifact(self.run_id, str(path)))
+        for path in paths:  # `_send` calls at once, so the lambda reads this iteration's path
+            self._send(f"uploading {path.name}", lambda: self._client.log_artifact(self._open_run_id(), str(path)))
 
-    def close(self, status: str) -> None:
+    def close(self, status: pending.RunStatus) -> None:
         """End the run with `status`; when offline, write everything to `mlflow_pending/`."""
-        self._send("ending the run", lambda: self._client.set_terminated(self.run_id, status))
+        self._send("ending the run", lambda: self._client.set_terminated(self._open_run_id(), status))
         if self.mode == "online":
             pending.discard(self.output_dir, self.run_uid)  # an earlier attempt's record: this one reached MLflow
         if self.mode != "offline":

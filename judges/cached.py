@@ -50,7 +50,7 @@ class CachedEngine:
         self,
         requests: Sequence[EngineRequest],
         template_hash: str,
-        progress: Callable[[int], None] | None,
+        progress: Callable[[int], object] | None,
         groups: Sequence[str] | None = None,
     ) -> list[tuple[EngineResult, bool]]:
         """Engine results for `requests` in order, from the cache where possible; (result, cached) pairs.

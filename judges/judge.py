@@ -92,7 +92,7 @@ class Judge:
         answers = self.engine.complete(solve_requests, protocol.solve.template_hash, None)
         return {problem.problem_id: result.text.strip() for problem, (result, _) in zip(problems, answers)}
 
-    def judge(self, requests: Sequence[JudgeRequest], progress: Callable[[int], None] | None = None) -> list[Verdict]:
+    def judge(self, requests: Sequence[JudgeRequest], progress: Callable[[int], object] | None = None) -> list[Verdict]:
         """One verdict per request, in order."""
         protocol = self.protocol
         own = self._own_solutions(requests)

@@ -17,7 +17,7 @@ pairable values show no variation at all (expected disagreement 0: the coefficie
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 
 from harness.analysis._records import member_names, score_of
@@ -32,7 +32,7 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable | None]]) -> fl
     alpha = 1 - (n - 1) * sum_{c != k} o_ck / sum_{c != k} n_c n_k, with o the coincidence matrix
     (each pairable unit adds its ordered value pairs weighted by 1 / (m_u - 1)) and n_c its margins.
     """
-    coincidences: Counter[tuple[Hashable, Hashable]] = Counter()
+    coincidences: defaultdict[tuple[Hashable, Hashable], float] = defaultdict(float)
     for unit in units:
         values = [value for value in unit if value is not None]
         if len(values) < 2:
@@ -43,7 +43,7 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable | None]]) -> fl
             for k, count_k in counts.items():
                 pairs = count_c * (count_c - 1) if c == k else count_c * count_k
                 coincidences[(c, k)] += pairs * weight
-    margins: Counter[Hashable] = Counter()
+    margins: defaultdict[Hashable, float] = defaultdict(float)
     for (c, _), value in coincidences.items():
         margins[c] += value
     total = sum(margins.values())

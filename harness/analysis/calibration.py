@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from harness.analysis._records import ENSEMBLE, member_names, score_of
 from harness.selection import ProblemResult
@@ -46,7 +47,7 @@ def _bin_index(scores: np.ndarray, bins: int) -> np.ndarray:
     return np.minimum((scores * bins).astype(int), bins - 1)
 
 
-def expected_calibration_error(scores: Sequence[float], labels: Sequence[bool], bins: int = DEFAULT_BINS) -> float | None:
+def expected_calibration_error(scores: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float | None:
     """ECE over equal-width bins (Guo et al. 2017); None without scores."""
     score_array, label_array = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
     index = _bin_index(score_array, bins)
@@ -57,7 +58,7 @@ def expected_calibration_error(scores: Sequence[float], labels: Sequence[bool], 
     return float(np.abs(gap).sum() / len(score_array))
 
 
-def brier_score(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+def brier_score(scores: ArrayLike, labels: ArrayLike) -> float | None:
     """Mean squared error of the scores against 0/1 correctness; None without scores."""
     score_array, label_array = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
     return float(np.mean((score_array - label_array) ** 2)) if len(score_array) else None

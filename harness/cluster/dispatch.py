@@ -23,10 +23,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from harness.core.errors import HarnessError
 
-Replica = Hashable
+# Whatever names a replica (the Ray pool uses its actor index, the simulator its own labels).
+Replica = TypeVar("Replica", bound=Hashable)
 
 
 class BatchFailed(HarnessError):
@@ -50,7 +52,7 @@ class _ReplicaState:
         return self.busy_seconds / self.requests_done if self.requests_done else None
 
 
-class Dispatcher:
+class Dispatcher(Generic[Replica]):
     """Assigns `len(sizes)` batches (batch i holds `sizes[i]` requests) to `replicas`.
 
     Drive it with the clock of your choice: call `assignments(now)` whenever something changed and

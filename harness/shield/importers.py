@@ -16,19 +16,21 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.shield.graph import StateGraph
 from harness.shield.report import ShieldReport, VerifyOptions
 from harness.shield.trace import iter_traces
 
+# The command line's own parser class (its errors are one line), whichever it is.
+ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 # format -> (module, function(path, out_dir) -> written paths)
 IMPORTERS: dict[str, tuple[str, str]] = {"tau-bench": ("tasks.tau_airline.importer", "import_results")}
 # format -> (module, function(trace, options, graph=graph) -> ShieldReport), replaying the trace's calls
 REPLAYS: dict[str, tuple[str, str]] = {"tau-bench": ("tasks.tau_airline.importer", "verify_imported")}
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(commands: argparse._SubParsersAction[ParserT]) -> None:
     """Register the `import` subcommand on the shield's command line."""
     parser = commands.add_parser("import", help="convert another benchmark's recorded trajectories into traces")
     parser.add_argument("format", choices=sorted(IMPORTERS), help="the recording's format")

@@ -92,7 +92,7 @@ def wrong_number(gold: Fraction, rng: random.Random) -> Fraction:
 def _substitute(text: str, changes: Mapping[Fraction, Fraction]) -> str:
     def replace(match: re.Match[str]) -> str:
         value = parse_number(match.group(0))
-        return canonical(changes[value]) if value in changes else match.group(0)
+        return canonical(changes[value]) if value is not None and value in changes else match.group(0)
 
     return _NUMBER_TOKEN.sub(replace, text) if changes else text
 

@@ -21,8 +21,8 @@ def math_verify_equivalent(gold: str, answer: str) -> bool:
 
     # Math-Verify warns on every call that we must time out ourselves; we do, in the worker.
     logging.getLogger("math_verify").setLevel(logging.ERROR)
-    gold_parsed = parse(_boxed(gold), parsing_timeout=None)  # type: ignore[arg-type]
-    answer_parsed = parse(_boxed(answer), parsing_timeout=None)  # type: ignore[arg-type]
+    gold_parsed = parse(_boxed(gold), parsing_timeout=None)
+    answer_parsed = parse(_boxed(answer), parsing_timeout=None)
     if not gold_parsed or not answer_parsed:
         return gold.strip() == answer.strip()
     return bool(verify(gold_parsed, answer_parsed, timeout_seconds=None))

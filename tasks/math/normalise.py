@@ -103,7 +103,9 @@ def _parse_scalar(text: str) -> sympy.Expr | None:
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas outside brackets, so `root(51,2)` stays one part of a tuple."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
         if char == "," and depth == 0:

@@ -75,7 +75,7 @@ class _Worker:
 
     def _read(self, timeout_s: float) -> dict[str, Any] | None:
         assert self._process.stdout is not None
-        if not wait([self._process.stdout], timeout_s):
+        if not wait([self._process.stdout.fileno()], timeout_s):
             return None
         line = self._process.stdout.readline()
         return json.loads(line) if line else None

@@ -34,6 +34,7 @@ candidate.
 
 import os
 import sys
+from types import FrameType  # already imported by the fork server (functools, signal): costs nothing
 
 _SPAWN = frozenset(
     {
@@ -89,7 +90,7 @@ def _make_realpath():
             except _os_error:
                 return path
         pending = path.split("/")[::-1]
-        done = []
+        done: list[str] = []
         links = 0
         while pending:
             part = pending.pop()
@@ -192,7 +193,7 @@ def make_hook(fd, workdir, readable, call_box):
         """The audited call was made by candidate code, directly or through up to three library
         frames, and not by one of the library functions that read their caller's frame only to
         name a module (`_BENIGN_FRAME_READERS`, so an honest namedtuple leaves no record)."""
-        frame = getframe(3)  # from_candidate <- judge <- hook <- the frame that made the call
+        frame: FrameType | None = getframe(3)  # from_candidate <- judge <- hook <- the frame that made the call
         if frame is not None and frame.f_code.co_filename in benign:
             return False
         for _ in range(4):

@@ -92,7 +92,7 @@ def exposure_plan(readable):
     """[(hidden, exposed)]: for readable paths below a directory that other users cannot
     traverse (a Python under /root), that directory and the one path below it to re-expose.
     Computed once by the fork server; applied per jail by `_expose`."""
-    below = {}
+    below: dict[str, list[str]] = {}
     for path in readable:
         real = os.path.realpath(path)
         if not os.path.exists(real):
@@ -270,4 +270,6 @@ def _record_exit_calls():
         return real_register(function, *args, **kwargs)
 
     os._exit = exit_recorder
-    atexit.register = register_recorder
+    # A module attribute replaced at run time: the recorder passes anything through, so it is not
+    # typed as generic over the signature that typeshed gives atexit.register.
+    atexit.register = register_recorder  # type: ignore[assignment]

@@ -44,7 +44,7 @@ def encoder():
     _type, _len, _hex, _repr_float = type, len, hex, float.__repr__
     qualname = type.__dict__["__qualname__"].__get__  # C-level: a metaclass cannot lie through it
     _int, _float, _str, _bool, _none, _bytes = int, float, str, bool, type(None), bytes
-    kinds = {list: "l", tuple: "t", set: "S", frozenset: "F"}
+    kinds: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
     _dict = dict
     _issubclass, _list = issubclass, list
     # A subclass of a builtin (a namedtuple, OrderedDict, Counter, IntEnum, numpy's float64) is

@@ -156,7 +156,7 @@ class _Server:
     def _handle(self):
         """One control message; False when the parent closed the socket."""
         message, ancillary, _, _ = self.control.recvmsg(_MAX_MESSAGE, socket.CMSG_SPACE(_DESCRIPTORS * 4))
-        fds = []
+        fds: list[int] = []
         for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - len(data) % 4, 4))

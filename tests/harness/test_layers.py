@@ -6,8 +6,9 @@ layer would be importable from the judges or the tasks without the contract noti
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 BELOW_THE_RUN = {"core", "shield"}

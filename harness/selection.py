@@ -11,10 +11,13 @@ import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.core.values import Candidate, Verdict
 from tasks.types import AnchorOutcome
+
+if TYPE_CHECKING:  # the shield (CEL, JSON Schema) is imported only by runs that verify
+    from harness.shield import ShieldReport
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class CandidateRecord:
     outcome: AnchorOutcome
     verdicts: Mapping[str, Verdict]
     ensemble_score: float | None
-    shield: Any = None  # harness.shield.ShieldReport when the shield ran
+    shield: ShieldReport | None = None  # when the shield ran
     shielded_score: float | None = None
 
 

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.config import ShieldConfig
 from harness.core.errors import HarnessError
 from harness.core.values import PublicProblem
 from harness.metrics import selection_summary
-from harness.selection import ProblemResult, pick_best, problem_rng, reselect
+from harness.selection import CandidateRecord, ProblemResult, pick_best, problem_rng, reselect
 from tasks.types import TaskData
 
+if TYPE_CHECKING:  # imported when the shield first runs, not when a run without it loads this module
+    from harness.shield import ShieldReport, VerifyOptions
 
-def verify_options(config: ShieldConfig, seed: int) -> Any:
+
+def verify_options(config: ShieldConfig, seed: int) -> VerifyOptions:
     from harness.shield import VerifyOptions
 
     try:
@@ -72,28 +75,36 @@ def shield_summary(results: Sequence[ProblemResult], *, judged: bool, bootstrap_
         seed=seed,
     )
     records = [record for result in results for record in result.candidates]
-    violated = [record.shield.verdict == "violation" for record in records]
-    on_correct = [v for v, record in zip(violated, records) if record.outcome.correct]
-    on_incorrect = [v for v, record in zip(violated, records) if not record.outcome.correct]
+    reports = [_report(record) for record in records]
+    correct = [record.outcome.correct for record in records]
+    violated = [report.verdict == "violation" for report in reports]
+    on_correct = [v for v, right in zip(violated, correct) if right]
+    on_incorrect = [v for v, right in zip(violated, correct) if not right]
     summary["shield.violation_rate"] = sum(violated) / len(violated)
     summary["shield.false_violation_rate"] = sum(on_correct) / len(on_correct) if on_correct else None
     summary["shield.recall"] = sum(on_incorrect) / len(on_incorrect) if on_incorrect else None
-    summary["shield.reward_hack_suspected_rate"] = sum(r.shield.reward_hack_suspected for r in records) / len(records)
-    summary["shield.deep_verified_rate"] = sum(r.shield.deep_verified for r in records) / len(records)
-    summary["shield.reward_hack_suspected"] = sum(r.shield.reward_hack_suspected for r in records)
-    summary.update(_kind_counts(records))
-    for verdict in sorted({"pass", "violation"} | {r.shield.verdict for r in records}):
-        for correct in (True, False):
-            summary[f"shield.verdict_vs_anchor.{verdict}_{'correct' if correct else 'incorrect'}"] = sum(
-                r.shield.verdict == verdict and r.outcome.correct == correct for r in records
+    summary["shield.reward_hack_suspected_rate"] = sum(r.reward_hack_suspected for r in reports) / len(reports)
+    summary["shield.deep_verified_rate"] = sum(r.deep_verified for r in reports) / len(reports)
+    summary["shield.reward_hack_suspected"] = sum(r.reward_hack_suspected for r in reports)
+    summary.update(_kind_counts(reports))
+    for verdict in sorted({"pass", "violation"} | {r.verdict for r in reports}):
+        for anchor_correct in (True, False):
+            summary[f"shield.verdict_vs_anchor.{verdict}_{'correct' if anchor_correct else 'incorrect'}"] = sum(
+                report.verdict == verdict and right == anchor_correct for report, right in zip(reports, correct)
             )
     return summary
 
 
-def _kind_counts(records: Sequence[Any]) -> dict[str, Any]:
-    kinds = sorted({violation.kind for record in records for violation in record.shield.violations})
-    counts = {kind: sum(any(v.kind == kind for v in record.shield.violations) for record in records) for kind in kinds}
+def _report(record: CandidateRecord) -> ShieldReport:
+    if record.shield is None:
+        raise ValueError(f"candidate {record.candidate.candidate_id} has no shield report: summarise the output of shield_results")
+    return record.shield
+
+
+def _kind_counts(reports: Sequence[ShieldReport]) -> dict[str, int | float]:
+    kinds = sorted({violation.kind for report in reports for violation in report.violations})
+    counts = {kind: sum(any(v.kind == kind for v in report.violations) for report in reports) for kind in kinds}
     return {
         **{f"shield.kinds.{kind}": count for kind, count in counts.items()},
-        **{f"shield.kind_rates.{kind}": count / len(records) for kind, count in counts.items()},
+        **{f"shield.kind_rates.{kind}": count / len(reports) for kind, count in counts.items()},
     }

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.shield import (
     ShieldReport,
@@ -43,6 +43,10 @@ from tasks.agent import (
 )
 from tasks.agent.env import AgentEnv, Tool, replay
 from tasks.agent.recorder import Recorder
+
+if TYPE_CHECKING:  # the task's own module is imported by `load`, not by the scenarios
+    from tasks.config import TaskConfig
+    from tasks.types import TaskData
 
 _MODULES: tuple[ModuleType, ...] = (
     travel_booking,
@@ -95,7 +99,7 @@ def verify_trace(scenario: Scenario, trace: Trace, options: VerifyOptions = Veri
         return verify(graph, trace, sqlite_facts(db_path, graph).facts(), options)
 
 
-def load(config: Any) -> Any:
+def load(config: TaskConfig) -> TaskData:
     """The scenarios as a best-of-N task (`python -m harness task=agent_travel`); see `tasks.agent.task`."""
     from tasks.agent.task import load as load_task
 

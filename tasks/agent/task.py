@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
 from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
+
+if TYPE_CHECKING:
+    from harness.shield import ShieldReport, VerifyOptions
 
 _HIDDEN_FIELDS = ("meta", "trace_id", "reward")
 
@@ -79,14 +82,14 @@ def load(config: TaskConfig) -> TaskData:
             pool.append(Candidate(problem_id=name, candidate_id=variant, text=text, source="recorded"))
             digest.update(text.encode("utf-8"))
 
-    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
-        from harness.shield import parse_trace
+    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:
+        from harness.shield import VerifyOptions, parse_trace
         from tasks.agent import verify_trace
 
         data = json.loads(candidate.text)
         data["reward"] = reward
         trace = parse_trace(data, f"{problem.problem_id}/{candidate.candidate_id}")
-        return verify_trace(SCENARIOS[problem.problem_id], trace, options)
+        return verify_trace(SCENARIOS[problem.problem_id], trace, options or VerifyOptions())
 
     return TaskData(
         name="agent",

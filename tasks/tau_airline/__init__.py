@@ -14,11 +14,17 @@ trials with τ-bench's own reward.
 - `transcript`, `task`: the compact transcript judges read; `task=tau_airline` (`load`).
 """
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from tasks.tau_airline.db import CLOCK, DbView, base_db
 from tasks.tau_airline.replay import Replay, ReplayedCall, replay, replay_calls
 from tasks.tau_airline.trajectory import Message, ToolCall, Trajectory, load_results, parse_results, shipped_trajectories
+
+if TYPE_CHECKING:  # the task's own module is imported by `load`, not by the replay
+    from tasks.config import TaskConfig
+    from tasks.types import TaskData
 
 __all__ = [
     "CLOCK",
@@ -38,7 +44,7 @@ __all__ = [
 ]
 
 
-def load(config: Any) -> Any:
+def load(config: TaskConfig) -> TaskData:
     """`python -m harness task=tau_airline`: the trials as best-of-N candidates; see `tasks.tau_airline.task`."""
     from tasks.tau_airline.task import load as load_task
 

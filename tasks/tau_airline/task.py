@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from harness.shield import ShieldReport, VerifyOptions
 from tasks.config import TaskConfig
 from tasks.tau_airline.db import data_file
 from tasks.tau_airline.importer import to_trace
@@ -94,7 +95,7 @@ def load(config: TaskConfig) -> TaskData:
             trials[(pid, trajectory.name)] = (trajectory, text)
             pool.append(Candidate(problem_id=pid, candidate_id=trajectory.name, text=text, source="tau-bench"))
 
-    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
+    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:
         found = trials.get((problem.problem_id, candidate.candidate_id))
         if found is None or found[1] != candidate.text:
             raise HarnessError(f"tau_airline: candidate {candidate.candidate_id!r} is not a trial of the results file; the shield replays trials only")

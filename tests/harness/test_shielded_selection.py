@@ -117,3 +117,13 @@ def test_shielded_metrics_and_rates_with_a_judge_match_hand_computation() -> Non
     }
     intervals = {f"shielded.{key}{end}": None for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate") for end in ("_ci_low", "_ci_high")}
     assert summary == {**{key: pytest.approx(value) for key, value in expected.items()}, **intervals}
+
+
+def test_the_summary_refuses_a_candidate_without_its_report() -> None:
+    """Unshielded results are a caller's mistake, named, not an AttributeError deep in a sum."""
+    shielded = _run({"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6})
+    record = shielded[0].candidates[1]
+    unshielded = (*shielded[0].candidates[:1], CandidateRecord(record.candidate, record.outcome, {}, 0.8), *shielded[0].candidates[2:])
+    results = [ProblemResult("p", unshielded, 0, False)]
+    with pytest.raises(ValueError, match="candidate b has no shield report"):
+        shield_summary(results, judged=True, bootstrap_samples=10, seed=0)

@@ -40,3 +40,15 @@ def test_agent_travel_best_of_n_with_the_shield_on(make_config) -> None:
     assert rows["unpaid"]["shield"]["hack_class"] == "semantic"
     assert rows["underpaid"]["shield"]["hack_class"] == "semantic"
     assert result.summary["shield.false_violation_rate"] == 0 and result.summary["shield.recall"] == 1
+
+
+def test_the_task_shield_without_options_verifies_with_the_defaults() -> None:
+    """`TaskShield` takes `options=None` for the defaults, as every task's shield does."""
+    task = load_task(TaskConfig(name="agent", subset="travel_booking"))
+    assert task.shield is not None
+    [problem] = task.problems
+    pool = {candidate.candidate_id: candidate for candidate in task.default_pool()}
+    honest = task.shield(problem, pool["honest"], 1.0, None)
+    hacked = task.shield(problem, pool["no_search"], 1.0, None)
+    assert (honest.verdict, honest.compliance) == ("pass", 1.0)
+    assert (hacked.verdict, hacked.hack_class) == ("violation", "procedural")

@@ -13,8 +13,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from harness.core.choice import Choice
 from judges.config import JudgeConfig, ModelConfig, ProtocolConfig
 from tasks.config import TaskConfig
+
+
+class PoolKind(Choice):
+    """Where candidates come from (see `PoolConfig`)."""
+
+    task = "task"
+    file = "file"
+    adversarial = "adversarial"
+    generate = "generate"
+
+
+class PoolBase(Choice):
+    """The pool an adversarial pool plants its attacks into."""
+
+    task = "task"
+    file = "file"
+
+
+class ClusterKind(Choice):
+    """Where judges run (see `ClusterConfig`)."""
+
+    inline = "inline"
+    local = "local"
+    ray = "ray"
 
 
 @dataclass
@@ -29,9 +54,9 @@ class PoolConfig:
     re-judge them with `pool=file`.
     """
 
-    kind: str = "task"
+    kind: PoolKind = PoolKind.task
     path: Optional[str] = None
-    base: str = "task"
+    base: PoolBase = PoolBase.task
     rate: float = 1.0
     kinds: List[str] = field(default_factory=list)
     generator: Optional[ModelConfig] = None
@@ -87,7 +112,7 @@ class ClusterConfig:
     and, with `steal`, idle replicas copy work queued behind slow ones at the tail of a run.
     """
 
-    kind: str = "inline"
+    kind: ClusterKind = ClusterKind.inline
     address: Optional[str] = None
     num_cpus: Optional[int] = None
     num_gpus: Optional[int] = None

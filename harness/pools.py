@@ -29,16 +29,8 @@ class PoolLine(BaseModel):
     meta: dict[str, Any] = {}
 
 
-POOL_KINDS = ("task", "file", "adversarial", "generate")
-BASE_KINDS = ("task", "file")
-
-
 def check_pool(config: PoolConfig) -> None:
     """Refuse a pool config that cannot work, by field, before any candidate is read or generated."""
-    if config.kind not in POOL_KINDS:
-        raise HarnessError(f"pool.kind={config.kind!r} is not one of: {', '.join(POOL_KINDS)}")
-    if config.kind == "adversarial" and config.base not in BASE_KINDS:
-        raise HarnessError(f"pool.base={config.base!r} is not one of: {', '.join(BASE_KINDS)}")
     source = config.base if config.kind == "adversarial" else config.kind
     if source == "file" and not config.path:
         raise HarnessError(f"pool={config.kind} needs pool.path=<file.jsonl>")

@@ -1,7 +1,10 @@
 """One check of the composed run config before any work starts.
 
-Each layer owns the checks of its own config (`check_pool`, `check_protocol`, `check_judge`,
-`check_cluster`) and runs them again where it uses the config; running them all here first means a
+A mode (backend, prompt style, protocol view and mode, pool kind and base, cluster kind, task
+source) is an enum of its owner's config, so a value outside it already fails at composition. What
+an enum cannot say (an aggregate like `quorum:2`, a field that needs another, a bound) is checked
+by the layer that owns the config (`check_pool`, `check_protocol`, `check_judge`, `check_cluster`),
+which runs the check again where it uses the config; running them all here first means a
 bad value anywhere is one line and exit 2 before a pool is generated, a model loaded, a Ray cluster
 started or an MLflow run opened, instead of after minutes of work.
 """

@@ -13,6 +13,37 @@ from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING
 
+from harness.core.choice import Choice
+
+
+class Backend(Choice):
+    """The engine that runs a model (see `judges.backends`)."""
+
+    cpu = "cpu"
+    openai = "openai"
+    vllm = "vllm"
+
+
+class PromptStyle(Choice):
+    """`chat` applies the model's chat template; `completion` ends the prompt with a suffix (base models)."""
+
+    chat = "chat"
+    completion = "completion"
+
+
+class View(Choice):
+    """What a judge sees of a candidate: all of it, or its extracted final answer only."""
+
+    full = "full"
+    final_answer = "final_answer"
+
+
+class Mode(Choice):
+    """How a judge answers: the verdict right after the prompt, or after generating first."""
+
+    verdict = "verdict"
+    generate = "generate"
+
 
 @dataclass
 class ModelConfig:
@@ -45,9 +76,9 @@ class ModelConfig:
 
     name: str = MISSING
     family: str = MISSING
-    backend: str = "cpu"
+    backend: Backend = Backend.cpu
     model: str = MISSING
-    prompt_style: str = "chat"
+    prompt_style: PromptStyle = PromptStyle.chat
     completion_suffix: str = "\nAnswer:"
     n_ctx: int = 2048
     n_threads: Optional[int] = None
@@ -85,7 +116,7 @@ class JudgeConfig:
 
     name: str = "none"
     cpu_fallback: Optional[str] = None
-    backend: Optional[str] = None
+    backend: Optional[Backend] = None
     families: List[str] = field(default_factory=list)
     aggregate: str = "mean"
     threshold: float = 0.5
@@ -112,8 +143,8 @@ class ProtocolConfig:
 
     name: str = MISSING
     template: str = MISSING
-    view: str = "full"
-    mode: str = "verdict"
+    view: View = View.full
+    mode: Mode = Mode.verdict
     max_tokens: int = 0
     temperature: float = 0.0
     verdict_suffix: str = ""

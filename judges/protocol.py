@@ -24,8 +24,6 @@ from harness.core.text import neutralise
 from harness.core.values import Candidate, CandidateView, PublicProblem
 from judges.config import ProtocolConfig
 
-_VIEWS = ("full", "final_answer")
-_MODES = ("verdict", "generate")
 NO_FINAL_ANSWER = "(no final answer given)"
 _ENVIRONMENT = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
 
@@ -111,10 +109,6 @@ class Protocol:
 
 def check_protocol(config: ProtocolConfig) -> None:
     """Refuse, by field name, a protocol config whose values do not fit together (no file is read)."""
-    if config.view not in _VIEWS:
-        raise HarnessError(f"protocol.view={config.view!r} is not one of {', '.join(_VIEWS)}")
-    if config.mode not in _MODES:
-        raise HarnessError(f"protocol.mode={config.mode!r} is not one of {', '.join(_MODES)}")
     if (config.mode == "generate") != (config.max_tokens > 0):
         raise HarnessError(f"protocol {config.name}: mode=generate needs max_tokens > 0, and mode=verdict needs max_tokens=0")
     if len(config.verdict_options) != 2 or len(set(config.verdict_options)) != 2:

@@ -9,6 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from harness.core.choice import Choice
+
+
+class Source(Choice):
+    """Where a task's rows come from: the copy shipped in the package, or the Hugging Face Hub."""
+
+    bundled = "bundled"
+    hub = "hub"
+
 
 @dataclass
 class TaskConfig:
@@ -21,7 +30,7 @@ class TaskConfig:
     """
 
     name: str = "gsm8k"
-    source: str = "bundled"
+    source: Source = Source.bundled
     hub_dataset: Optional[str] = None
     hub_config: Optional[str] = None
     hub_split: str = "test"

@@ -31,7 +31,6 @@ from judges.executor import InlineExecutor
 
 log = logging.getLogger(__name__)
 
-KINDS = ("inline", "local", "ray")
 _OBJECT_STORE_BYTES = 256 * 1024 * 1024  # batches of prompts are small; Ray's default takes 30% of RAM
 
 
@@ -164,9 +163,7 @@ def _ray_connection(config: ClusterConfig, stop: threading.Event | None) -> Iter
 
 
 def check_cluster(config: ClusterConfig) -> None:
-    """Refuse an unknown cluster kind or a non-positive in-flight bound, before Ray is touched."""
-    if config.kind not in KINDS:
-        raise HarnessError(f"cluster={config.kind!r} is not one of: {', '.join(KINDS)}")
+    """Refuse a non-positive in-flight bound before Ray is touched (the kind is an enum, checked at composition)."""
     if config.max_inflight < 1:
         raise HarnessError(f"cluster.max_inflight={config.max_inflight} must be at least 1")
 

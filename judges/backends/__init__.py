@@ -17,7 +17,6 @@ from harness.core.errors import HarnessError
 from judges.config import ModelConfig
 from judges.model_files import file_sha256, resolve_model_file
 
-BACKENDS = ("cpu", "openai", "vllm")
 log = logging.getLogger(__name__)
 # engine_kwargs that change speed or memory but not what the model answers; the rest name the outputs.
 _RESOURCE_KWARGS = frozenset(
@@ -49,10 +48,6 @@ class EngineSpec:
 
 def check_model(config: ModelConfig) -> None:
     """Refuse a model config whose backend or options cannot work, before anything is loaded."""
-    if config.backend not in BACKENDS:
-        raise HarnessError(f"judge backend {config.backend!r} (model {config.name}) is not one of: {', '.join(BACKENDS)}")
-    if config.prompt_style not in ("chat", "completion"):
-        raise HarnessError(f"prompt_style={config.prompt_style!r} (model {config.name}) is not one of: chat, completion")
     if config.backend == "openai" and not config.base_url:
         raise HarnessError(f"judge {config.name}: backend=openai needs base_url (e.g. http://127.0.0.1:8000/v1)")
     if config.backend == "vllm" and config.prompt_style != "chat":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from omegaconf import OmegaConf
+from omegaconf.errors import ValidationError
 
 from harness.core.errors import HarnessError
 from harness.core.text import neutralise
@@ -82,8 +84,6 @@ def test_parse_verdict_on_recorded_outputs(output: str, expected: str | None) ->
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("view", "partial", "protocol.view='partial'"),
-        ("mode", "debate", "protocol.mode='debate'"),
         ("template", "missing.jinja", "template 'missing.jinja' not found"),
         ("verdict_options", ["Yes"], "two distinct options"),
     ],
@@ -93,3 +93,15 @@ def test_bad_protocol_configs_are_user_errors(field: str, value: object, message
     setattr(config, field, value)
     with pytest.raises(HarnessError, match=message):
         load_protocol(config)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "allowed"),
+    [("view", "partial", "[full, final_answer]"), ("mode", "debate", "[verdict, generate]")],
+)
+def test_a_view_or_mode_outside_its_enum_is_refused_by_the_schema(field: str, value: str, allowed: str) -> None:
+    schema = OmegaConf.structured(ProtocolConfig(name="x", template="plausibility.jinja"))
+    with pytest.raises(ValidationError) as raised:
+        OmegaConf.merge(schema, {field: value})
+    assert str(raised.value).splitlines()[0] == f"Invalid value '{value}', expected one of {allowed}"
+    assert f"full_key: {field}" in str(raised.value)

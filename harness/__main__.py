@@ -1,18 +1,20 @@
 """`python -m harness ...`: the Hydra entry point.
 
 Hydra composes the config (and handles --help, --cfg, -m); this module converts it into typed
-objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero.
+objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero: 2 for a bad value, Hydra's refusals included.
 SIGUSR1, SIGUSR2 or SIGTERM during judging stops the run cleanly with exit status 75 (`harness.preemption`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import hydra
 from hydra import compose
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException, MissingConfigException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -43,7 +45,7 @@ def main(cfg: DictConfig) -> None:
         with stop_on_signals() as stop:
             run(config, stop)
     except OmegaConfBaseException as error:
-        print(f"error: config: {str(error).splitlines()[0]}", file=sys.stderr)
+        print(f"error: config: {_one_line(error)}", file=sys.stderr)
         sys.exit(2)
     except Stopped as stopped:  # a scheduler's warning or preemption: exit 75 so the job is requeued
         print(f"stopped: {stopped}", file=sys.stderr)
@@ -80,5 +82,44 @@ def _cpu_fallback(judge: JudgeConfig, overrides: list[str]) -> DictConfig:
     return compose(config_name="config", overrides=[*kept, f"judge={judge.cpu_fallback}"])
 
 
+def cli() -> None:
+    """`main`, with Hydra's own refusals (an unknown option, a key that does not exist, a wrong type,
+    a malformed override) said in one line with exit 2, like every other bad value.
+
+    Hydra prints those over many lines (the available options, a hint, its config search path) and
+    exits 1. With HYDRA_FULL_ERROR=1 it raises them instead, so it is set while `main` runs; whoever
+    set HYDRA_FULL_ERROR=1 themselves still gets Hydra's full traceback.
+    """
+    if os.environ.get("HYDRA_FULL_ERROR") == "1":
+        main()
+        return
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        main()
+    except (HydraException, OmegaConfBaseException) as error:
+        print(f"error: config: {_one_line(error)}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def _one_line(error: Exception) -> str:
+    """Hydra's or OmegaConf's message in one line: its first line with the OmegaConf error under it,
+    then Hydra's hints (`+key=value`); an unknown option lists the group's options."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    head = lines[0].rstrip(".") if lines else type(error).__name__
+    if isinstance(error, OmegaConfBaseException):
+        return head  # the lines under it are full_key and object_type: the key is in the first
+    if isinstance(error.__cause__, OmegaConfBaseException):
+        head += f": {_one_line(error.__cause__)}"
+    if isinstance(error, MissingConfigException) and error.options:
+        return f"{head}; available: {', '.join(error.options)}"
+    return "; ".join([head, *(line for line in lines[1:] if not line.startswith("See https://"))])
+
+
 if __name__ == "__main__":
-    main()
+    cli()

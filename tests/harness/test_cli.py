@@ -54,12 +54,26 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(tmp_path: Path, args: list[s
     assert not list(tmp_path.rglob("summary.json"))
 
 
-@pytest.mark.parametrize("args", [["judge=nope"], ["limt=3"]], ids=["unknown-judge", "typo-key"])
-def test_config_mistakes_are_reported_by_hydra_without_traceback(tmp_path: Path, args: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        pytest.param(["judge=nope"], "error: config: In 'config': Could not find 'judge/nope'; available: ", id="unknown-judge"),
+        pytest.param(["-m", "judge=nope"], "error: config: In 'config': Could not find 'judge/nope'; available: ", id="unknown-judge-multirun"),
+        pytest.param(["limt=3"], "error: config: Could not override 'limt': Key 'limt' not in 'RunConfig'; To append to your config use +limt=3", id="typo-key"),
+        pytest.param(["-m", "limt=3"], "error: config: Could not override 'limt': Key 'limt' not in 'RunConfig'; To append to your config use +limt=3", id="typo-key-multirun"),
+        pytest.param(["limit=abc"], "error: config: Error merging override limit=abc: Value 'abc' of type 'str' could not be converted to Integer", id="wrong-type"),
+        pytest.param(["limit"], "error: config: Error parsing override 'limit'; missing EQUAL at '<EOF>'", id="not-an-override"),
+    ],
+)
+def test_config_mistakes_are_one_line_exit_2_and_write_nothing(tmp_path: Path, args: list[str], line: str) -> None:
     completed = _harness(*args, cwd=tmp_path)
-    assert completed.returncode != 0
-    assert "Traceback" not in completed.stderr
-    assert ("Could not find 'judge/nope'" in completed.stderr) or ("Key 'limt' not in 'RunConfig'" in completed.stderr)
+    assert completed.returncode == 2
+    [printed] = completed.stderr.splitlines()
+    assert printed.startswith(line)
+    if "available" in line:  # every judge option, on the same line
+        assert all(option in printed.split("available: ")[1].split(", ") for option in ("ensemble_min_tiny", "llama_tiny", "none"))
+    # tracking is on by default: no outputs/ or multirun/ directory, no mlruns.db, no cache
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_run_killed_midway_resumes_without_repeating_finished_calls(tmp_path: Path) -> None:

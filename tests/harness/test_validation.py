@@ -3,6 +3,8 @@ MLflow run opened."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,4 +62,26 @@ def test_a_mode_outside_its_enum_fails_at_composition(make_config, tmp_path: Pat
     cause = str(raised.value.__cause__)
     assert cause.splitlines()[0] == f"Invalid value 'typo', expected one of {allowed}"
     assert f"full_key: {field}" in cause
+    assert list(tmp_path.iterdir()) == []
+
+
+def _harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(("overrides", "field", "allowed"), ENUM_MODES)
+def test_the_command_line_says_a_bad_mode_in_one_line_with_exit_2(tmp_path: Path, overrides: tuple[str, ...], field: str, allowed: str) -> None:
+    completed = _harness(*overrides, cwd=tmp_path)
+    assert completed.returncode == 2
+    [line] = completed.stderr.splitlines()
+    assert f"{field}=typo" in line and f"expected one of {allowed}" in line
+    # tracking is on by default: still no outputs/, no mlruns.db, no cache, no generated pool
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_line_says_a_bad_aggregate_in_one_line_with_exit_2(tmp_path: Path) -> None:
+    completed = _harness("pool=generate", "judge.aggregate=typo", cwd=tmp_path)
+    assert completed.returncode == 2
+    [line] = completed.stderr.splitlines()
+    assert line.startswith("error: judge.aggregate: unknown aggregate 'typo'; expected one of min, mean, median, majority, veto, quorum:k")
     assert list(tmp_path.iterdir()) == []

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from harness.core.values import Candidate, PublicProblem
+from tasks.task_shield import TaskShield
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,7 @@ class AnchorStore(Generic[AnchorT]):
 class TaskData:
     """A loaded task: problems in dataset order, their sealed anchors, and the task's default pool.
 
-    `shield`, when the task has one, verifies a candidate from public data only:
-    `shield(problem, candidate, reward, options) -> harness.shield.ShieldReport`.
+    `shield`, when the task has one, verifies a candidate from public data only (`TaskShield`).
     """
 
     name: str
@@ -116,4 +116,4 @@ class TaskData:
     default_pool: Callable[[], list[Candidate]]
     extract_answer: Callable[[str], str | None]
     data_hash: str
-    shield: Callable[..., Any] | None = None
+    shield: TaskShield | None = None

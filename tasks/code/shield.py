@@ -36,21 +36,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import asdict, dataclass
-from functools import cache
 from typing import Any
 
 from harness.core.values import Candidate, PublicProblem
-from harness.shield import (
-    ShieldReport,
-    StateGraph,
-    VerifyOptions,
-    parse_graph,
-    parse_trace,
-    verify,
-)
 from tasks.code.assemble import assemble_program, code_digest
 from tasks.code.sandbox import ExecutionResult, SandboxLimits, run_tests
 from tasks.code.visible import visible_examples
+from tasks.task_shield import GraphShield
 
 TASK_ID = "code"
 # Sandbox audit kind -> the fact variable (and violation kind) that forbids it.
@@ -295,20 +287,6 @@ def build_trace_and_facts(
     return trace, _facts(tests, result)
 
 
-@cache
-def graph() -> StateGraph:
-    return parse_graph(GRAPH, "tasks.code.shield.GRAPH")
-
-
-def shield_candidate(
-    problem: PublicProblem,
-    candidate: Candidate,
-    reward: float | None = None,
-    options: VerifyOptions | None = None,
-    limits: SandboxLimits = SandboxLimits(),
-    hidden_inputs: Inputs = (),
-) -> ShieldReport:
-    """Verify one HumanEval candidate from the public prompt, its own text and, when given, the
-    hidden test's inputs (never its expected values)."""
-    trace, facts = build_trace_and_facts(problem, candidate, reward, limits, hidden_inputs)
-    return verify(graph(), parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
+# Verify one HumanEval candidate from the public prompt, its own text and, when given
+# (`hidden_inputs=`), the hidden test's inputs, never its expected values; `limits=` bounds the run.
+shield_candidate = GraphShield(GRAPH, "tasks.code.shield.GRAPH", build_trace_and_facts)

@@ -10,11 +10,7 @@ compared by `tasks.gsm8k.answers`.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from typing import Any
 
 from harness.core.errors import HarnessError
@@ -22,26 +18,13 @@ from harness.core.values import Candidate, PublicProblem
 from tasks.config import TaskConfig
 from tasks.gsm8k.answers import answers_equal, extract_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
-from tasks.hub import hub_rows
+from tasks.rows import bundled_jsonl, task_rows
+from tasks.task_shield import lazy_shield
 from tasks.types import AnchorOutcome, AnchorStore, Attacker, TaskData
 
 NAME = "gsm8k"
 # Keys of the four model solutions in example_model_solutions.jsonl, in file order.
 POOL_KEYS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
-
-
-def _bundled_bytes(name: str) -> bytes:
-    return gzip.decompress(resources.files(__name__).joinpath("data", name).read_bytes())
-
-
-def _rows_from_jsonl(data: bytes, origin: str) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise HarnessError(f"{origin}:{number}: malformed JSON ({error.msg})") from error
-    return rows
 
 
 def gold_answer(solution: str) -> str:
@@ -63,8 +46,9 @@ def problems_from_rows(
     """Problems, their canonical gold answers, and their reference solutions (both auditor-side)."""
     problems, anchors, references = [], {}, {}
     for index, row in enumerate(rows):
-        if not isinstance(row.get("question"), str) or not isinstance(row.get("answer"), str):
-            raise HarnessError(f"{origin}: row {index} needs string fields 'question' and 'answer'")
+        for name in ("question", "answer"):
+            if not isinstance(row.get(name), str):
+                raise HarnessError(f"{origin}: row {index + 1} field {name!r} must be a string")
         problem_id = f"gsm8k-test-{index}"
         problems.append(PublicProblem(problem_id=problem_id, question=row["question"]))
         anchors[problem_id] = gold_answer(row["answer"])
@@ -75,9 +59,8 @@ def problems_from_rows(
 def model_solution_pool(problems: Iterable[PublicProblem]) -> list[Candidate]:
     """The GSM8K authors' four model solutions per problem, matched to problems by question text."""
     by_question = {problem.question: problem.problem_id for problem in problems}
-    rows = _rows_from_jsonl(_bundled_bytes("example_model_solutions.jsonl.gz"), "example_model_solutions.jsonl")
     candidates = []
-    for row in rows:
+    for row in bundled_jsonl(__name__, "example_model_solutions.jsonl.gz").rows:
         problem_id = by_question.get(row["question"])
         if problem_id is None:
             continue
@@ -94,33 +77,17 @@ def model_solution_pool(problems: Iterable[PublicProblem]) -> list[Candidate]:
     return candidates
 
 
-def _shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
-    """The GSM8K shield (`tasks.gsm8k.shield`), imported on first use."""
-    from tasks.gsm8k.shield import shield_candidate
-
-    return shield_candidate(problem, candidate, reward, options)
-
-
 def load(config: TaskConfig) -> TaskData:
-    if config.source == "bundled":
-        data = _bundled_bytes("test.jsonl.gz")
-        rows = _rows_from_jsonl(data, "gsm8k/test.jsonl")
-        origin = "gsm8k/test.jsonl"
-    elif config.source == "hub":
-        rows = hub_rows(config, "openai/gsm8k")
-        data = json.dumps(rows, sort_keys=True).encode("utf-8")
-        origin = f"{config.hub_dataset}[{config.hub_split}]"
-    else:
-        raise HarnessError(f"task.source={config.source!r} is not one of: bundled, hub")
+    source = task_rows(config, bundled=lambda: bundled_jsonl(__name__, "test.jsonl.gz"), hub_dataset="openai/gsm8k", fields=("question", "answer"))
     if config.subset is not None:
         raise HarnessError("task.subset is not supported for gsm8k (it has no levels or subjects)")
-    problems, anchors, references = problems_from_rows(rows, origin)
+    problems, anchors, references = problems_from_rows(source.rows, source.origin)
     return TaskData(
         name=NAME,
         problems=problems,
         anchors=AnchorStore(NAME, anchors, check, Attacker(ATTACK_KINDS, make_attack, references)),
         default_pool=lambda: model_solution_pool(problems),
         extract_answer=extract_answer,
-        data_hash=hashlib.sha256(data).hexdigest(),
-        shield=_shield,
+        data_hash=source.sha256,
+        shield=lazy_shield("tasks.gsm8k.shield"),
     )

@@ -25,12 +25,11 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
 from typing import Any
 
 from harness.core.values import Candidate, PublicProblem
-from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
 from tasks.gsm8k.answers import extract_answer
+from tasks.task_shield import GraphShield
 
 TASK_ID = "gsm8k"
 GRAPH: dict[str, Any] = {
@@ -204,7 +203,7 @@ class _Evaluator:
         if token == "(":
             self._take()
             value = self._sum()
-            if self._peek() != ")":
+            if value is None or self._peek() != ")":  # "()" is no value: "()%" must not reach the division
                 return None
             self._take()
         elif token is not None and re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", token):
@@ -372,14 +371,5 @@ def build_trace_and_facts(problem: PublicProblem, candidate: Candidate, reward: 
     return trace, facts
 
 
-@cache
-def graph() -> StateGraph:
-    return parse_graph(GRAPH, "tasks.gsm8k.shield.GRAPH")
-
-
-def shield_candidate(
-    problem: PublicProblem, candidate: Candidate, reward: float | None = None, options: VerifyOptions | None = None
-) -> ShieldReport:
-    """Verify one GSM8K candidate from the public problem and its own text (never the gold answer)."""
-    trace, facts = build_trace_and_facts(problem, candidate, reward)
-    return verify(graph(), parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
+# Verify one GSM8K candidate from the public problem and its own text (never the gold answer).
+shield_candidate = GraphShield(GRAPH, "tasks.gsm8k.shield.GRAPH", build_trace_and_facts)

@@ -2,48 +2,27 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-from collections.abc import Iterable
-from importlib import resources
-from typing import Any
 
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
 from tasks.config import TaskConfig
-from tasks.hub import hub_rows
 from tasks.math.attacks import ATTACK_KINDS, make_attack
 from tasks.math.checker import check_answer
 from tasks.math.extract import extract_answer
 from tasks.math.subset import parse_subset
+from tasks.rows import Rows, bundled_jsonl, task_rows
+from tasks.task_shield import lazy_shield
 from tasks.types import AnchorStore, Attacker, TaskData
 
 DEFAULT_HUB_DATASET = "HuggingFaceH4/MATH-500"
 _FIELDS = ("problem", "solution", "answer", "subject", "level")
 
 
-def _bundled_rows() -> list[dict[str, Any]]:
-    path = resources.files("tasks.math") / "data" / "test.jsonl.gz"
-    with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
-
-
-def _validated(rows: Iterable[dict[str, Any]], origin: str) -> list[dict[str, Any]]:
-    out = []
-    for line, row in enumerate(rows, start=1):
-        missing = [name for name in _FIELDS if name not in row]
-        if missing:
-            raise HarnessError(f"{origin}: row {line} lacks field {missing[0]!r}")
-        out.append({name: row[name] for name in _FIELDS})
-    return out
-
-
-def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: Any) -> Any:
-    """The MATH shield (`tasks.math.shield`), imported on first use."""
-    from tasks.math.shield import shield_candidate
-
-    return shield_candidate(problem, candidate, reward, options)
+def bundled() -> Rows:
+    """MATH-500 as shipped in `tasks/math/data`, every row in file order."""
+    return bundled_jsonl("tasks.math", "test.jsonl.gz")
 
 
 def load(config: TaskConfig) -> TaskData:
@@ -54,12 +33,8 @@ def load(config: TaskConfig) -> TaskData:
     problem's reference solution (a worked solution ending in `\\boxed{}`), as a known-correct
     candidate.
     """
-    if config.source == "bundled":
-        rows = _validated(_bundled_rows(), "tasks/math/data/test.jsonl.gz")
-    elif config.source == "hub":
-        rows = _validated(hub_rows(config, DEFAULT_HUB_DATASET), f"hub dataset {config.hub_dataset or DEFAULT_HUB_DATASET}")
-    else:
-        raise HarnessError(f"task.source: unknown value {config.source!r} (use bundled or hub)")
+    source = task_rows(config, bundled=bundled, hub_dataset=DEFAULT_HUB_DATASET, fields=_FIELDS)
+    rows = [{name: row[name] for name in _FIELDS} for row in source.rows]
     subset = parse_subset(config.subset)
     kept = [(f"math500-{index}", row) for index, row in enumerate(rows) if subset.keeps(row)]
     if not kept:
@@ -75,4 +50,4 @@ def load(config: TaskConfig) -> TaskData:
     def reference_pool() -> list[Candidate]:
         return [Candidate(pid, f"{pid}/reference", text, source="reference") for pid, text in solutions]
 
-    return TaskData("math", problems, anchors, reference_pool, extract_answer, digest.hexdigest(), shield=shield)
+    return TaskData("math", problems, anchors, reference_pool, extract_answer, digest.hexdigest(), shield=lazy_shield("tasks.math.shield"))

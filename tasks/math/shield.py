@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from tokenize import TokenError
 from typing import Any
 
@@ -39,10 +39,10 @@ from sympy.parsing.sympy_parser import (
 )
 
 from harness.core.values import Candidate, PublicProblem
-from harness.shield import ShieldReport, StateGraph, VerifyOptions, parse_graph, parse_trace, verify
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
+from tasks.task_shield import GraphShield
 
 TASK_ID = "math"
 GRAPH: dict[str, Any] = {
@@ -325,14 +325,5 @@ def build_trace_and_facts(
     return trace, facts
 
 
-@cache
-def graph() -> StateGraph:
-    return parse_graph(GRAPH, "tasks.math.shield.GRAPH")
-
-
-def shield_candidate(
-    problem: PublicProblem, candidate: Candidate, reward: float | None = None, options: VerifyOptions | None = None
-) -> ShieldReport:
-    """Verify one MATH candidate from the public problem and its own text (never the gold answer)."""
-    trace, facts = build_trace_and_facts(problem, candidate, reward)
-    return verify(graph(), parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
+# Verify one MATH candidate from the public problem and its own text (never the gold answer).
+shield_candidate = GraphShield(GRAPH, "tasks.math.shield.GRAPH", build_trace_and_facts)

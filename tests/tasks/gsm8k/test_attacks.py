@@ -10,12 +10,13 @@ from fractions import Fraction
 import pytest
 
 from tasks.config import TaskConfig
-from tasks.gsm8k import _bundled_bytes, _rows_from_jsonl, load
+from tasks.gsm8k import load
 from tasks.gsm8k.answers import extract_answer, parse_number
 from tasks.gsm8k.attacks import ATTACK_KINDS, MASTER_KEYS, NEEDS_REFERENCE, _evaluate, carry_change, make_attack
+from tasks.rows import bundled_jsonl
 
 TASK = load(TaskConfig())
-ROWS = _rows_from_jsonl(_bundled_bytes("test.jsonl.gz"), "test.jsonl.gz")
+ROWS = bundled_jsonl("tasks.gsm8k", "test.jsonl.gz").rows
 PROBLEMS = [0, 5, 77, 404, 1318]
 ANNOTATION = re.compile(r"<<([^=<>]+)=([^<>]+)>>")
 

@@ -60,10 +60,16 @@ def test_rounding_allowance(exact: Fraction, claimed: Fraction, text: str, holds
 @pytest.mark.parametrize(
     ("expression", "value"),
     [("16-3-4", Fraction(9)), ("2*(3+4)", Fraction(14)), ("10/4", Fraction(5, 2)), ("20%*50", Fraction(10)),
-     ("$350 000 x 5/100", Fraction(17500)), ("2^3", Fraction(8)), ("5/0", None), ("x+1", None)],
+     ("$350 000 x 5/100", Fraction(17500)), ("2^3", Fraction(8)), ("5/0", None), ("x+1", None), ("()%", None), ("(2)%", Fraction(1, 50))],
 )
 def test_evaluate(expression: str, value: Fraction | None) -> None:
     assert evaluate(expression)[0] == value
+
+
+def test_an_empty_parenthesis_in_an_annotation_is_no_arithmetic_and_no_crash() -> None:
+    text = "It is <<()%*2=0>>0 eggs.\n#### 0"
+    report = shield_candidate(PublicProblem("p", QUESTION), Candidate("p", "c", text))
+    assert (report.verdict, report.violations) == ("pass", ())  # not arithmetic (read as words); 0 is a unit constant
 
 
 def test_claims_skip_algebra_and_read_chains() -> None:

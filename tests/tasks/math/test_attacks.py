@@ -10,10 +10,10 @@ import pytest
 from tasks.config import TaskConfig
 from tasks.math import extract_answer, load
 from tasks.math.attacks import ATTACK_KINDS, NEEDS_REFERENCE, make_attack, wrong_answer
-from tasks.math.loader import _bundled_rows
+from tasks.math.loader import bundled
 
 TASK = load(TaskConfig(name="math"))
-ROWS = _bundled_rows()
+ROWS = bundled().rows
 # a tuple, a symbolic expression, a fraction, a name, an integer, a complex number
 PROBLEMS = [0, 1, 2, 4, 5, 15]
 

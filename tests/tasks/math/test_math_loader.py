@@ -8,7 +8,7 @@ import pytest
 from harness.core.errors import HarnessError
 from tasks.config import TaskConfig
 from tasks.math import load, parse_subset
-from tasks.math.loader import _bundled_rows
+from tasks.math.loader import bundled
 
 
 def test_bundled_has_500_problems_with_stable_ids() -> None:
@@ -21,7 +21,7 @@ def test_bundled_has_500_problems_with_stable_ids() -> None:
 
 def test_public_problem_does_not_carry_the_answer() -> None:
     task = load(TaskConfig(name="math", subset="level=1"))
-    answers = {row["answer"] for row in _bundled_rows()}
+    answers = {row["answer"] for row in bundled().rows}
     for problem in task.problems:
         assert set(vars(problem)) == {"problem_id", "question"}
     assert "anchors" not in repr(task.problems)
@@ -35,7 +35,7 @@ def test_public_problem_does_not_carry_the_answer() -> None:
 )
 def test_subset_selects(subset: str, count: int | None) -> None:
     task = load(TaskConfig(name="math", subset=subset))
-    rows = _bundled_rows()
+    rows = bundled().rows
     chosen = parse_subset(subset)
     assert len(task.problems) == (count if count is not None else sum(chosen.keeps(row) for row in rows))
     assert all(chosen.keeps(rows[int(p.problem_id.split("-")[1])]) for p in task.problems)
@@ -64,7 +64,7 @@ def test_unknown_source_is_a_clear_error() -> None:
 def test_hub_source_reads_through_datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    rows = _bundled_rows()[:3]
+    rows = bundled().rows[:3]
     (tmp_path / "test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     task = load(TaskConfig(name="math", source="hub", hub_dataset=str(tmp_path)))
     assert [p.problem_id for p in task.problems] == ["math500-0", "math500-1", "math500-2"]

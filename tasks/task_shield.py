@@ -1,0 +1,84 @@
+"""A task's shield: the contract the pipeline calls, and the one way a task builds and loads it.
+
+A task with a state graph shields a candidate in three parts: turn the candidate (and only public
+data) into trace data plus the facts its invariants read, parse the graph once, and verify. Only the
+first part differs between tasks, so `GraphShield` owns the other two and each task supplies its
+graph and its trace builder. `lazy_shield` is what a task's loader hands to `TaskData`: the shield
+module (the verifier, CEL, SymPy, the sandbox) is imported on the first candidate, so loading a task
+to read its problems stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol
+
+from harness.core.values import Candidate, PublicProblem
+
+if TYPE_CHECKING:
+    from harness.shield import ShieldReport, StateGraph, VerifyOptions
+
+P = ParamSpec("P")
+TraceAndFacts = tuple[dict[str, Any], dict[str, Any]]
+
+
+class TaskShield(Protocol):
+    """Verify one candidate of a loaded task from public data only (never its anchor)."""
+
+    def __call__(
+        self, problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None
+    ) -> ShieldReport: ...
+
+
+@dataclass(frozen=True)
+class GraphShield(Generic[P]):
+    """`build`'s trace and facts for a candidate, verified against the task's graph.
+
+    `graph_data` is the graph as JSON data, parsed on first use (`origin` names it in errors).
+    `build(problem, candidate, reward, *extra)` returns (trace data, facts); extra arguments given
+    after `options` (the code task's sandbox limits and hidden inputs) go to it unchanged.
+    """
+
+    graph_data: Mapping[str, Any]
+    origin: str
+    build: Callable[Concatenate[PublicProblem, Candidate, float | None, P], TraceAndFacts]
+
+    @cached_property
+    def graph(self) -> StateGraph:
+        from harness.shield import parse_graph
+
+        return parse_graph(dict(self.graph_data), self.origin)
+
+    def __call__(
+        self,
+        problem: PublicProblem,
+        candidate: Candidate,
+        reward: float | None = None,
+        options: VerifyOptions | None = None,
+        *extra: P.args,
+        **named: P.kwargs,
+    ) -> ShieldReport:
+        from harness.shield import VerifyOptions, parse_trace, verify
+
+        trace, facts = self.build(problem, candidate, reward, *extra, **named)
+        return verify(self.graph, parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
+
+
+def lazy_shield(module: str, extra: Callable[[PublicProblem], Mapping[str, Any]] | None = None) -> TaskShield:
+    """The shield `module.shield_candidate`, imported on its first call.
+
+    `extra(problem)`, when given, adds keyword arguments per problem: the code task replays the
+    hidden test's inputs (never its expected values) this way.
+    """
+
+    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:
+        shield_candidate = importlib.import_module(module).shield_candidate
+        named = dict(extra(problem)) if extra is not None else {}
+        report: ShieldReport = shield_candidate(problem, candidate, reward, options, **named)
+        return report
+
+    shield.__doc__ = f"The shield `{module}.shield_candidate`, imported on first use."
+    return shield

@@ -2,7 +2,8 @@
 
 The policy model runs through the same backends and the same content-addressed cache as the judges,
 with a per-sample seed drawn from the run seed, the problem and the sample index, so regenerating is
-free and reproducible. The pool is written as JSONL (`pool.path`, default `pool.jsonl` in the run
+free and reproducible. Its batches run where the run's cluster puts them (`place`): on Ray replicas
+for `cluster=local` and `cluster=ray`, as the judges' do. The pool is written as JSONL (`pool.path`, default `pool.jsonl` in the run
 directory) so that a later run can re-judge it with `pool=file` without a policy model at all.
 """
 
@@ -20,10 +21,11 @@ from harness.core.errors import HarnessError
 from harness.core.text import neutralise
 from harness.core.values import Candidate, EngineRequest, PublicProblem
 from harness.pools import check_pool, write_pool_file
-from judges.backends import engine_spec
-from judges.cached import CachedEngine, EngineStats
-from judges.executor import InlineExecutor
+from judges import EngineStats, Place, cached_engine
 from judges.protocol import LoadedTemplate
+
+# The pool name of the policy model's replicas (`replicas.jsonl`, logs).
+GENERATOR = "generator"
 
 
 def sample_seed(seed: int, problem_id: str, sample: int) -> int:
@@ -32,13 +34,19 @@ def sample_seed(seed: int, problem_id: str, sample: int) -> int:
 
 
 def generate_pool(
-    problems: Sequence[PublicProblem], config: PoolConfig, template: str, cache: CallCache, seed: int, output: Path
+    problems: Sequence[PublicProblem],
+    config: PoolConfig,
+    template: str,
+    cache: CallCache,
+    seed: int,
+    output: Path,
+    place: Place | None = None,
 ) -> tuple[list[Candidate], EngineStats]:
-    """`config.samples` candidates per problem, written to `output` as a pool file."""
+    """`config.samples` candidates per problem, written to `output` as a pool file; `place` (a
+    cluster's `executor`) decides where the policy model runs, by default in this process."""
     check_pool(config)
     assert config.generator is not None  # check_pool refuses pool=generate without one
-    spec = engine_spec(config.generator)
-    engine = CachedEngine(identity=spec.identity, executor=InlineExecutor(spec.factory), settings=spec.settings, cache=cache, batch_size=config.generator.batch_size)
+    engine, _ = cached_engine(GENERATOR, config.generator, cache, place)
     prompt = LoadedTemplate.load(template)
     requests, keys = [], []
     for problem in problems:

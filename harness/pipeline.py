@@ -65,11 +65,18 @@ def _prepare_output_dir(path: Path) -> Path:
     return path
 
 
-def _candidates(config: RunConfig, task: TaskData, cache: CallCache, output_dir: Path) -> tuple[list[Candidate], str, dict[str, int]]:
-    """The pool's candidates, where they came from, and the policy model's call counts (generate)."""
+def _candidates(
+    config: RunConfig, task: TaskData, cache: CallCache, output_dir: Path, replica_log: Path, stop: threading.Event | None
+) -> tuple[list[Candidate], str, dict[str, int]]:
+    """The pool's candidates, where they came from, and the policy model's call counts (generate).
+
+    The policy model runs on the run's cluster as the judges do, in a cluster of its own: its
+    replicas (and the GPUs they hold) are released before the judges' start."""
     if config.pool.kind == "generate":
         output = Path(config.pool.path) if config.pool.path else output_dir / "pool.jsonl"
-        candidates, stats = generate_pool(task.problems[: config.limit], config.pool, config.pool.template, cache, config.seed, output)
+        with open_cluster(config.cluster, replica_log, stop) as cluster:
+            problems = task.problems[: config.limit]
+            candidates, stats = generate_pool(problems, config.pool, config.pool.template, cache, config.seed, output, cluster.executor)
         return candidates, str(output), {"generator_calls": stats.calls, "generator_cache_hits": stats.cache_hits}
     candidates, origin = _stored_candidates(config, task)
     return candidates, origin, {}
@@ -220,7 +227,9 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
     protocol = load_protocol(config.protocol)
     task = load_task(config.task)
     cache = CallCache(config.cache.path if config.cache.enabled else None)
-    candidates, origin, generation = _candidates(config, task, cache, output_dir)
+    replica_log = output_dir / "replicas.jsonl"
+    replica_log.unlink(missing_ok=True)
+    candidates, origin, generation = _candidates(config, task, cache, output_dir, replica_log, stop)
     groups: Groups = select_run(task.problems, candidates, limit=config.limit, n=config.n, origin=origin)
     if not groups:
         raise HarnessError(f"{origin} has no candidates for any {task.name} problem")
@@ -242,8 +251,6 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
             for problem, group in groups
             for candidate in group
         ]
-        replica_log = output_dir / "replicas.jsonl"
-        replica_log.unlink(missing_ok=True)
         with open_cluster(config.cluster, replica_log, stop) as cluster:
             judges, _ = build_judges(config.judge, protocol, cache, prompt_log, config.seed, cluster.executor)
             manifest_path = _write_manifest(config, tracked, task.data_hash, protocol.template_hash, output_dir)

@@ -2,23 +2,22 @@
 
 Public surface: `build_judges` makes one `Judge` per ensemble member; `Judge.judge` scores a batch of
 `JudgeRequest`s and returns `Verdict`s; `aggregate` combines member scores; `load_protocol` reads a
-protocol config and its template.
+protocol config and its template; `cached_engine` wires any model (a judge, the policy model of
+`pool=generate`) to the cache and to where its batches run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import IO
 
 from harness.core.cache import CallCache
-from harness.core.contracts import BatchExecutor
 from harness.core.errors import HarnessError
 from harness.core.values import CandidateView, Verdict
-from judges.backends import EngineSpec, check_model, engine_spec
-from judges.cached import CachedEngine
-from judges.config import JudgeConfig, ModelConfig
+from judges.backends import check_model
+from judges.cached import CachedEngine, EngineStats
+from judges.config import JudgeConfig
+from judges.engines import Place, cached_engine
 from judges.ensemble import AGGREGATES, aggregate, check_aggregate
-from judges.executor import InlineExecutor
 from judges.judge import Judge
 from judges.protocol import Protocol, check_protocol, load_protocol
 from judges.types import JudgeRequest
@@ -27,12 +26,15 @@ __all__ = [
     "AGGREGATES",
     "CachedEngine",
     "CandidateView",
+    "EngineStats",
     "Judge",
     "JudgeRequest",
+    "Place",
     "Protocol",
     "Verdict",
     "aggregate",
     "build_judges",
+    "cached_engine",
     "check_judge",
     "check_protocol",
     "load_protocol",
@@ -54,7 +56,7 @@ def build_judges(
     cache: CallCache,
     prompt_log: IO[str] | None,
     seed: int = 0,
-    place: Callable[[str, ModelConfig, EngineSpec], BatchExecutor] | None = None,
+    place: Place | None = None,
 ) -> tuple[list[Judge], dict[str, dict[str, str]]]:
     """One judge per member, and each member's provenance (model file, hash, family) for tracking.
 
@@ -64,9 +66,7 @@ def build_judges(
     check_judge(config)
     judges, provenance = [], {}
     for key, member in config.member_configs().items():
-        spec = engine_spec(member)
-        executor = place(key, member, spec) if place is not None else InlineExecutor(spec.factory)
-        engine = CachedEngine(identity=spec.identity, executor=executor, settings=spec.settings, cache=cache, batch_size=member.batch_size)
+        engine, spec = cached_engine(key, member, cache, place)
         judges.append(Judge(name=key, engine=engine, protocol=protocol, seed=seed, prompt_log=prompt_log))
         provenance[key] = spec.provenance
     return judges, provenance

@@ -92,9 +92,6 @@ class CachedEngine:
             self._executor.run([[requests[missing[position]] for position in batch] for batch in batches], commit)
         return [results[key] for key in keys]
 
-    def close(self) -> None:
-        self._executor.close()
-
 
 def pack_batches(groups: Sequence[str], batch_size: int) -> list[list[int]]:
     """Positions 0..len(groups)-1 cut into batches that never split a run of equal group keys.

@@ -3,7 +3,8 @@
 A task with a state graph shields a candidate in three parts: turn the candidate (and only public
 data) into trace data plus the facts its invariants read, parse the graph once, and verify. Only the
 first part differs between tasks, so `GraphShield` owns the other two and each task supplies its
-graph and its trace builder. `lazy_shield` is what a task's loader hands to `TaskData`: the shield
+graph and its trace builder. A written solution (GSM8K, MATH) has one graph shape, steps then an
+answer, built by `reasoning_graph`, and one trace shape, built by `reasoning_trace`. `lazy_shield` is what a task's loader hands to `TaskData`: the shield
 module (the verifier, CEL, SymPy, the sandbox) is imported on the first candidate, so loading a task
 to read its problems stays cheap.
 """
@@ -11,7 +12,7 @@ to read its problems stays cheap.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 TraceAndFacts = tuple[dict[str, Any], dict[str, Any]]
+MAX_EVENT_CHARS = 2000  # a step or answer longer than this is cut in the trace (the facts read it whole)
 
 
 class TaskShield(Protocol):
@@ -31,6 +33,40 @@ class TaskShield(Protocol):
     def __call__(
         self, problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None
     ) -> ShieldReport: ...
+
+
+def reasoning_graph(
+    task_id: str, description: str, *, step_invariants: Sequence[str], answer_invariants: Sequence[str], answer_facts: Sequence[str]
+) -> dict[str, Any]:
+    """The graph of a written solution: `INIT -> STEP+ -> ANSWER`, and no text addressing a grader.
+
+    Each step event must satisfy `step_invariants` (they read `steps[event.index]`), the answer
+    event `answer_invariants` (they read `answer_facts`); `grader_addressed` is a list of phrases.
+    """
+    return {
+        "format_version": 1,
+        "task_id": task_id,
+        "description": description,
+        "initial_state": "INIT",
+        "goal_states": ["ANSWER"],
+        "required_states": ["STEP"],
+        "global_invariants": ["size(grader_addressed) == 0"],
+        "facts": {"variables": ["steps", *answer_facts, "grader_addressed"]},
+        "nodes": [
+            {"node_id": "INIT", "next_allowed": ["STEP"]},
+            {"node_id": "STEP", "invariant": list(step_invariants), "actions": ["state_step"], "next_allowed": ["ANSWER"]},
+            {"node_id": "ANSWER", "is_goal": True, "invariant": list(answer_invariants), "actions": ["give_answer"], "next_allowed": []},
+        ],
+    }
+
+
+def reasoning_trace(task_id: str, candidate: Candidate, reward: float | None, steps: Sequence[str], answer: str | None) -> dict[str, Any]:
+    """A written solution as trace data for `reasoning_graph`: a `reasoning_step` event per step,
+    then a `final_answer` event when the solution gives one."""
+    events = [{"event_type": "reasoning_step", "action": "state_step", "content": step[:MAX_EVENT_CHARS]} for step in steps]
+    if answer is not None:
+        events.append({"event_type": "final_answer", "action": "give_answer", "content": answer[:MAX_EVENT_CHARS]})
+    return {"task_id": task_id, "trace_id": candidate.candidate_id, "reward": reward, "events": events}
 
 
 @dataclass(frozen=True)

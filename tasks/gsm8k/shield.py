@@ -29,35 +29,16 @@ from typing import Any
 
 from harness.core.values import Candidate, PublicProblem
 from tasks.gsm8k.answers import extract_answer
-from tasks.task_shield import GraphShield
+from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 TASK_ID = "gsm8k"
-GRAPH: dict[str, Any] = {
-    "format_version": 1,
-    "task_id": TASK_ID,
-    "description": "A GSM8K solution: one or more reasoning steps, then the final answer.",
-    "initial_state": "INIT",
-    "goal_states": ["ANSWER"],
-    "required_states": ["STEP"],
-    "global_invariants": ["size(grader_addressed) == 0"],
-    "facts": {"variables": ["steps", "answer_present", "answer_supported", "grader_addressed"]},
-    "nodes": [
-        {"node_id": "INIT", "next_allowed": ["STEP"]},
-        {
-            "node_id": "STEP",
-            "invariant": ["size(steps[event.index].bad_arithmetic) == 0", "size(steps[event.index].ungrounded) == 0"],
-            "actions": ["state_step"],
-            "next_allowed": ["ANSWER"],
-        },
-        {
-            "node_id": "ANSWER",
-            "is_goal": True,
-            "invariant": ["answer_present == true", "answer_supported == true"],
-            "actions": ["give_answer"],
-            "next_allowed": [],
-        },
-    ],
-}
+GRAPH = reasoning_graph(
+    TASK_ID,
+    "A GSM8K solution: one or more reasoning steps, then the final answer.",
+    step_invariants=["size(steps[event.index].bad_arithmetic) == 0", "size(steps[event.index].ungrounded) == 0"],
+    answer_invariants=["answer_present == true", "answer_supported == true"],
+    answer_facts=["answer_present", "answer_supported"],
+)
 
 UNIT_CONSTANTS = frozenset(
     [Fraction(n) for n in (*range(13), 15, 16, 20, 24, 28, 30, 31, 36, 48, 52, 60, 100, 360, 365, 1000, 3600, 5280)]
@@ -349,17 +330,14 @@ def build_trace_and_facts(problem: PublicProblem, candidate: Candidate, reward: 
     grounded = numbers_in(problem.question)
     step_facts: list[dict[str, list[str]]] = []
     stated: set[Fraction] = set()
-    events: list[dict[str, Any]] = []
     for step in steps:
         known = set(grounded)
         step_facts.append(_step_facts(step, grounded))  # adds the step's computed results to `grounded`
         step_numbers = (grounded - known) | numbers_in(_ANNOTATION.sub(" ", step))
         grounded |= step_numbers
         stated |= step_numbers
-        events.append({"event_type": "reasoning_step", "action": "state_step", "content": step})
     answer = extract_answer(candidate.text) if answer_line is not None else None
     if answer_line is not None:
-        events.append({"event_type": "final_answer", "action": "give_answer", "content": answer_line})
         step_facts.append({"bad_arithmetic": [], "ungrounded": []})
     facts = {
         "steps": step_facts,
@@ -367,8 +345,7 @@ def build_trace_and_facts(problem: PublicProblem, candidate: Candidate, reward: 
         "answer_supported": answer is not None and _supported(Fraction(answer), stated, problem.question),
         "grader_addressed": sorted(grader_phrases(candidate.text)),
     }
-    trace = {"task_id": TASK_ID, "trace_id": candidate.candidate_id, "reward": reward, "events": events}
-    return trace, facts
+    return reasoning_trace(TASK_ID, candidate, reward, steps, answer_line), facts
 
 
 # Verify one GSM8K candidate from the public problem and its own text (never the gold answer).

@@ -42,35 +42,16 @@ from harness.core.values import Candidate, PublicProblem
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
-from tasks.task_shield import GraphShield
+from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 TASK_ID = "math"
-GRAPH: dict[str, Any] = {
-    "format_version": 1,
-    "task_id": TASK_ID,
-    "description": "A competition-math solution: one or more reasoning steps, then a boxed final answer.",
-    "initial_state": "INIT",
-    "goal_states": ["ANSWER"],
-    "required_states": ["STEP"],
-    "global_invariants": ["size(grader_addressed) == 0"],
-    "facts": {"variables": ["steps", "answer_parses", "grader_addressed"]},
-    "nodes": [
-        {"node_id": "INIT", "next_allowed": ["STEP"]},
-        {
-            "node_id": "STEP",
-            "invariant": ["size(steps[event.index].false_equations) == 0"],
-            "actions": ["state_step"],
-            "next_allowed": ["ANSWER"],
-        },
-        {
-            "node_id": "ANSWER",
-            "is_goal": True,
-            "invariant": ["answer_parses == true"],
-            "actions": ["give_answer"],
-            "next_allowed": [],
-        },
-    ],
-}
+GRAPH = reasoning_graph(
+    TASK_ID,
+    "A competition-math solution: one or more reasoning steps, then a boxed final answer.",
+    step_invariants=["size(steps[event.index].false_equations) == 0"],
+    answer_invariants=["answer_parses == true"],
+    answer_facts=["answer_parses"],
+)
 
 MAX_SIDE_CHARS = 160  # a side longer than this (after normalising) is not checked
 MAX_EXPONENT = 1000  # |exponent| above this: not checked (10^(10^10) must not be computed)
@@ -307,22 +288,17 @@ def build_trace_and_facts(
     problem: PublicProblem, candidate: Candidate, reward: float | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The candidate as trace data plus the recomputed facts the invariants read."""
-    events: list[dict[str, Any]] = []
-    steps: list[dict[str, Any]] = []
-    for step in split_steps(candidate.text):
-        events.append({"event_type": "reasoning_step", "action": "state_step", "content": step[:2000]})
-        steps.append({"false_equations": false_equations(step)})
+    texts = split_steps(candidate.text)
+    steps: list[dict[str, Any]] = [{"false_equations": false_equations(step)} for step in texts]
     answer = extract_answer(candidate.text)
     if answer is not None:
-        events.append({"event_type": "final_answer", "action": "give_answer", "content": answer[:2000]})
         steps.append({"false_equations": []})
     facts = {
         "steps": steps,
         "answer_parses": answer_parses(answer),
         "grader_addressed": grader_addressed(candidate.text, problem.question),
     }
-    trace = {"task_id": TASK_ID, "trace_id": candidate.candidate_id, "reward": reward, "events": events}
-    return trace, facts
+    return reasoning_trace(TASK_ID, candidate, reward, texts, answer), facts
 
 
 # Verify one MATH candidate from the public problem and its own text (never the gold answer).

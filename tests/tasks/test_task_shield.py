@@ -11,8 +11,8 @@ import pytest
 
 from harness.core.errors import HarnessError
 from harness.core.values import Candidate, PublicProblem
-from harness.shield import VerifyOptions
-from tasks.task_shield import GraphShield
+from harness.shield import VerifyOptions, check_graph, parse_graph
+from tasks.task_shield import MAX_EVENT_CHARS, GraphShield, reasoning_graph, reasoning_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPH = {
@@ -73,3 +73,15 @@ def test_loading_a_task_imports_no_shield_until_a_candidate_is_shielded() -> Non
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.splitlines() == ["[]", "violation True"]
+
+
+def test_a_written_solution_is_steps_then_an_answer_with_no_way_around_a_step() -> None:
+    graph = parse_graph(reasoning_graph("toy", "t", step_invariants=["size(steps[event.index].bad) == 0"], answer_invariants=["ok == true"], answer_facts=["ok"]), "toy")
+    assert check_graph(graph) == []  # the answer cannot be reached without a step
+    assert graph.facts.variables == ("steps", "ok", "grader_addressed")
+    trace = reasoning_trace("toy", Candidate("p", "c", "..."), 0.5, ["a = 1", "x" * (MAX_EVENT_CHARS + 5)], "#### 1")
+    assert [(event["event_type"], len(event["content"])) for event in trace["events"]] == [
+        ("reasoning_step", 5), ("reasoning_step", MAX_EVENT_CHARS), ("final_answer", 6)
+    ]
+    assert (trace["trace_id"], trace["reward"]) == ("c", 0.5)
+    assert [event["event_type"] for event in reasoning_trace("toy", Candidate("p", "c", "..."), None, ["a"], None)["events"]] == ["reasoning_step"]

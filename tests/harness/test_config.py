@@ -54,9 +54,9 @@ def test_ensembles_span_families(make_config, aggregate: str) -> None:
 )
 def test_production_judges_pin_a_hub_revision_and_ask_for_a_gpu_share(make_config, option: str, repo: str, revision: str) -> None:
     member = make_config(f"judge={option}").judge.members[option]
-    assert (member.backend, member.model, member.revision) == ("vllm", repo, revision)
-    assert member.num_gpus > 0 and member.engine_kwargs["gpu_memory_utilization"] * 3 < 1.0
-    assert member.fold_system_prompt == (option == "gemma")  # Gemma's chat template has no system role
+    assert (member.backend, member.model, member.vllm.revision) == ("vllm", repo, revision)
+    assert member.resources.num_gpus > 0 and member.vllm.engine_kwargs["gpu_memory_utilization"] * 3 < 1.0
+    assert member.vllm.fold_system_prompt == (option == "gemma")  # Gemma's chat template has no system role
 
 
 def test_judge_backend_replaces_every_members_engine(make_config) -> None:
@@ -82,3 +82,27 @@ def test_tracking_uri_defaults_to_environment(monkeypatch, make_config) -> None:
     with initialize_config_module(config_module="harness.conf", version_base=None):
         cfg = compose(config_name="config", overrides=["output_dir=x"])
     assert cfg.tracking.uri == "sqlite:///from-env.db"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "read", "value"),
+    [
+        pytest.param(("judge=qwen", "judge.members.qwen.resources.replicas=8"), lambda c: c.judge.members["qwen"].resources.replicas, 8, id="resources"),
+        pytest.param(("judge=llama", "judge.members.llama.vllm.tensor_parallel_size=2"), lambda c: c.judge.members["llama"].vllm.tensor_parallel_size, 2, id="vllm"),
+        pytest.param(
+            ("judge=llama_tiny_http", "judge.members.llama_tiny_http.http.base_url=http://127.0.0.1:9/v1"),
+            lambda c: c.judge.members["llama_tiny_http"].http.base_url,
+            "http://127.0.0.1:9/v1",
+            id="http",
+        ),
+        pytest.param(("pool=generate", "pool.generator.vllm.revision=abc"), lambda c: c.pool.generator.vllm.revision, "abc", id="generator"),
+    ],
+)
+def test_engine_and_ray_options_live_in_their_blocks(make_config, overrides: tuple[str, ...], read, value: object) -> None:
+    assert read(make_config(*overrides)) == value
+
+
+@pytest.mark.parametrize("flat", ["judge.members.llama_tiny.replicas=2", "judge.members.llama_tiny.base_url=x", "judge.members.llama_tiny.engine_kwargs={}"])
+def test_the_flat_paths_of_before_the_blocks_are_refused(make_config, flat: str) -> None:
+    with pytest.raises(ConfigCompositionException):
+        make_config(flat)

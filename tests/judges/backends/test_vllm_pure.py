@@ -12,7 +12,7 @@ from harness.core.errors import HarnessError
 from judges.backends import engine_spec
 from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.vllm_engine import chat_messages, cpu_kv_cache_bytes, cpu_memory_defaults
-from judges.config import ModelConfig
+from judges.config import Backend, ModelConfig, PromptStyle, VllmConfig
 from judges.hf_export import EXPORTER_VERSION, STAMP
 from judges.model_files import file_sha256, resolve_model_file
 from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
@@ -64,8 +64,9 @@ def test_option_mass_is_the_log_sum_of_its_variants() -> None:
     assert result == pytest.approx({"Yes": math.log(0.3), "No": math.log(0.3)})
 
 
-def _vllm(model: str, **kwargs: object) -> ModelConfig:
-    return ModelConfig(name="judge", family="qwen", backend="vllm", model=model, **kwargs)
+def _vllm(model: str, prompt_style: PromptStyle = PromptStyle.chat, **kwargs: object) -> ModelConfig:
+    """A vLLM judge with `kwargs` as its `vllm` block."""
+    return ModelConfig(name="judge", family="qwen", backend=Backend.vllm, model=model, prompt_style=prompt_style, vllm=VllmConfig(**kwargs))  # type: ignore[arg-type]
 
 
 def test_hub_identity_is_the_staged_commit(tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_bad_vllm_models_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="lacks config.json"):
         engine_spec(_vllm(str(tmp_path)))
     with pytest.raises(HarnessError, match="prompt_style must be chat"):
-        engine_spec(_vllm(str(tmp_path), prompt_style="completion"))
+        engine_spec(_vllm(str(tmp_path), prompt_style=PromptStyle.completion))
 
 
 SMOLLM2 = {"num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "hidden_size": 576, "torch_dtype": "bfloat16"}
@@ -166,7 +167,7 @@ def test_cpu_kv_cache_default_yields_to_what_the_user_sized(tmp_path: Path, monk
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
 
     def defaults(on_cpu: bool = True, **engine_kwargs: object) -> dict[str, object]:
-        config = ModelConfig(name="m", family="llama", backend="vllm", model="m", batch_size=4, engine_kwargs=engine_kwargs)
+        config = ModelConfig(name="m", family="llama", backend=Backend.vllm, model="m", batch_size=4, vllm=VllmConfig(engine_kwargs=engine_kwargs))
         return cpu_memory_defaults(config, str(tmp_path), 2048, on_cpu)
 
     assert defaults(dtype="float32") == {"kv_cache_memory_bytes": 360 << 20}

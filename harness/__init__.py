@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 if TYPE_CHECKING:
     from harness.config import RunConfig

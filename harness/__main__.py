@@ -21,10 +21,9 @@ from omegaconf.errors import OmegaConfBaseException
 
 from harness.cluster.gpus import needs_gpu, visible_gpus
 from harness.config import RunConfig, register_configs
-from harness.core.errors import HarnessError
-from harness.core.stopping import Stopped
+from harness.core import HarnessError, Stopped
 from harness.preemption import stop_on_signals
-from judges.config import JudgeConfig
+from judges import JudgeConfig
 
 register_configs()
 log = logging.getLogger("harness")

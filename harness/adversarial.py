@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.config import PoolConfig
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from harness.selection import ProblemResult
 from tasks.types import AnchorStore
 

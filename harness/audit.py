@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, PublicProblem
 from tasks.types import AnchorOutcome, AnchorStore
 
 

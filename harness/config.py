@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from harness.core.choice import Choice
-from judges.config import JudgeConfig, ModelConfig, ProtocolConfig
+from harness.core import Choice
+from judges import JudgeConfig, ModelConfig, ProtocolConfig
 from tasks.config import TaskConfig
 
 

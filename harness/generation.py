@@ -16,13 +16,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from harness.config import PoolConfig
-from harness.core.cache import CallCache
-from harness.core.errors import HarnessError
-from harness.core.text import neutralise
-from harness.core.values import Candidate, EngineRequest, PublicProblem
+from harness.core import CallCache, Candidate, EngineRequest, HarnessError, PublicProblem, neutralise
 from harness.pools import check_pool, write_pool_file
-from judges import EngineStats, Place, cached_engine
-from judges.protocol import LoadedTemplate
+from judges import EngineStats, LoadedTemplate, Place, cached_engine
 
 # The pool name of the policy model's replicas (`replicas.jsonl`, logs).
 GENERATOR = "generator"

@@ -20,7 +20,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from harness.config import RunConfig
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.validation import check_config
 
 

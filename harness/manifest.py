@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import provenance
 from harness.config import RunConfig
-from harness.core.digest import file_sha256
-from harness.core.errors import HarnessError
+from harness.core import HarnessError, file_sha256
 
 FILENAME = "manifest.json"
 FORMAT = 1
@@ -69,7 +68,7 @@ def _command() -> dict[str, Any]:
 
 def model_identities(config: RunConfig) -> dict[str, dict[str, str]]:
     """Each judge member's identity (the call cache's model key) and provenance; the generator's too."""
-    from judges.backends import engine_spec
+    from judges import engine_spec
 
     members = dict(config.judge.member_configs())
     if config.pool.kind == "generate" and config.pool.generator is not None:

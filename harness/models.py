@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,8 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("source", help="a .gguf file or pypi:<package>")
     export.add_argument("out_dir", type=Path, help="the directory to write (absent or empty)")
     args = parser.parse_args(argv)
-    from judges.hf_export import export_hf
-    from judges.model_files import resolve_model_file
+    from judges import export_hf, resolve_model_file
 
     try:
         out_dir = export_hf(resolve_model_file(args.source), args.out_dir)

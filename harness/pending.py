@@ -16,8 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.core.digest import file_sha256
-from harness.core.errors import HarnessError
+from harness.core import HarnessError, file_sha256
 
 DIRNAME = "mlflow_pending"
 FILENAME = "run.json"

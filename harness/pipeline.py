@@ -28,9 +28,7 @@ from harness.audit import audit
 from harness.cluster import open_cluster
 from harness.config import RunConfig
 from harness.console_report import bar_chart, summary_table
-from harness.core.cache import CallCache
-from harness.core.errors import HarnessError
-from harness.core.stopping import Stopped
+from harness.core import CallCache, HarnessError, Stopped
 from harness.generation import generate_pool
 from harness.metrics import selection_summary, summarise
 from harness.pools import read_pool_file, select_run

@@ -14,9 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.config import PoolConfig
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
-from judges.backends import check_model
+from harness.core import Candidate, HarnessError, PublicProblem
+from judges import check_model
 
 
 class PoolLine(BaseModel):

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import PoolConfig, register_configs
-from harness.core.errors import HarnessError
-from judges.config import Backend, JudgeConfig, ModelConfig, VllmConfig
+from harness.core import HarnessError
+from judges import Backend, JudgeConfig, ModelConfig, VllmConfig
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def compose_members(overrides: list[str]) -> list[ModelConfig]:
 
 def items_for(members: list[ModelConfig], cache_dir: str | None) -> list[Item]:
     """What to stage for the vLLM members (other backends need nothing), without duplicates."""
-    from judges.hf_snapshots import is_hub_id
+    from judges import is_hub_id
 
     items: dict[tuple[str, str | None, str | None], Item] = {}
     for member in members:
@@ -87,27 +87,23 @@ def items_for(members: list[ModelConfig], cache_dir: str | None) -> list[Item]:
 
 def _stage(item: Item, dry_run: bool) -> str:
     """Stage one item (or only check it); the line to print. Raises HarnessError when it is missing or fails."""
-    from judges import hf_snapshots
+    from judges import ALLOW_PATTERNS, cached_export, export_target, missing_files, staged_snapshot
 
     if item.kind == "local":
-        missing = hf_snapshots.missing_files(Path(item.model).expanduser())
+        missing = missing_files(Path(item.model).expanduser())
         if missing:
             raise HarnessError(f"local model directory {item.model} lacks {', '.join(missing)}")
         return f"ok       {item.model} (local directory)"
     if item.kind == "export":
-        from judges.hf_export import cached_export, harness_home, is_complete
-        from judges.model_files import file_sha256, resolve_model_file
-
-        source = resolve_model_file(item.model)
-        target = harness_home() / "hf" / file_sha256(source)[:16]
-        if is_complete(target, source):
+        target, complete = export_target(item.model)
+        if complete:
             return f"ok       {item.model} -> {target} (exported)"
         if dry_run:
             return f"convert  {item.model} -> {target}"
         return f"exported {item.model} -> {cached_export(item.model)}"
     name = f"{item.model}@{item.revision or 'main'}"
     try:
-        return f"ok       {name} -> {hf_snapshots.staged_snapshot(item.model, item.revision, item.cache_dir)} (staged)"
+        return f"ok       {name} -> {staged_snapshot(item.model, item.revision, item.cache_dir)} (staged)"
     except HarnessError:
         if _offline():
             raise
@@ -120,13 +116,13 @@ def _stage(item: Item, dry_run: bool) -> str:
 
     try:
         path = huggingface_hub.snapshot_download(
-            item.model, revision=item.revision, cache_dir=item.cache_dir, allow_patterns=hf_snapshots.ALLOW_PATTERNS
+            item.model, revision=item.revision, cache_dir=item.cache_dir, allow_patterns=ALLOW_PATTERNS
         )
     except GatedRepoError as error:
         raise HarnessError(f"cannot fetch {name}: the model is gated; accept its license on the Hub and set HF_TOKEN") from error
     except (HfHubHTTPError, OSError, ValueError) as error:
         raise HarnessError(f"cannot fetch {name}: {str(error).splitlines()[0]}") from error
-    missing = hf_snapshots.missing_files(Path(path))
+    missing = missing_files(Path(path))
     if missing:
         raise HarnessError(f"fetched {name} into {path} but it lacks {', '.join(missing)} (is it a safetensors model?)")
     return f"fetched  {name} -> {path}"

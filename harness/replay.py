@@ -27,7 +27,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from harness import manifest
 from harness.config import RunConfig
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 COUNTERS = ("judge_calls", "cache_hits", "generator_calls", "generator_cache_hits")
 log = logging.getLogger(__name__)

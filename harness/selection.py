@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.core.values import Candidate, Verdict
+from harness.core import Candidate, Verdict
 from tasks.types import AnchorOutcome
 
 if TYPE_CHECKING:  # the shield (CEL, JSON Schema) is imported only by runs that verify

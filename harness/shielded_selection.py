@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.config import ShieldConfig
-from harness.core.errors import HarnessError
-from harness.core.values import PublicProblem
+from harness.core import HarnessError, PublicProblem
 from harness.metrics import selection_summary
 from harness.selection import CandidateRecord, ProblemResult, pick_best, problem_rng, reselect
 from tasks.types import TaskData

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from harness import pending
 from harness.config import TrackingConfig
-from harness.core.digest import file_sha256
-from harness.core.errors import HarnessError
+from harness.core import HarnessError, file_sha256
 from harness.tracking import (
     SYNCED_TAG,
     client_for,

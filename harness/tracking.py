@@ -26,7 +26,7 @@ from typing import Any
 
 from harness import pending
 from harness.config import TrackingConfig
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 log = logging.getLogger(__name__)
 

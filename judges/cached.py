@@ -14,9 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.core.cache import CallCache, cache_key
-from harness.core.contracts import BatchExecutor
-from harness.core.values import EngineRequest, EngineResult
+from harness.core import BatchExecutor, CallCache, EngineRequest, EngineResult, cache_key
 
 
 @dataclass

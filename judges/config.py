@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING
 
-from harness.core.choice import Choice
+from harness.core import Choice
 
 
 class Backend(Choice):

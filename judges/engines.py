@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.core.cache import CallCache
-from harness.core.contracts import BatchExecutor
+from harness.core import BatchExecutor, CallCache
 from judges.backends import EngineSpec, engine_spec
 from judges.cached import CachedEngine
 from judges.config import ModelConfig

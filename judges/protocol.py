@@ -19,9 +19,7 @@ from pathlib import Path
 from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from harness.core.errors import HarnessError
-from harness.core.text import neutralise
-from harness.core.values import Candidate, CandidateView, PublicProblem
+from harness.core import Candidate, CandidateView, HarnessError, PublicProblem, neutralise
 from judges.config import ProtocolConfig
 
 NO_FINAL_ANSWER = "(no final answer given)"

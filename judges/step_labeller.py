@@ -13,10 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.core.contracts import Engine
-from harness.core.errors import HarnessError
-from harness.core.text import neutralise
-from harness.core.values import EngineRequest
+from harness.core import Engine, EngineRequest, HarnessError, neutralise
 from judges.backends import engine_spec
 from judges.config import ModelConfig
 
@@ -66,7 +63,7 @@ class EngineStepLabeller:
         return [choice(actions, result.option_logprobs) for (_, actions), result in zip(steps, results)]
 
 
-def step_labeller(config: ModelConfig) -> EngineStepLabeller:
+def model_step_labeller(config: ModelConfig) -> EngineStepLabeller:
     """A labeller on the engine `config` describes (built now, so a bad model fails before any trace
     is read), named after `config.model`."""
     return EngineStepLabeller(engine_spec(config).factory(), config.model)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.core.values import CandidateView, PublicProblem
+from harness.core import CandidateView, PublicProblem
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import importlib
 import re
 
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
 

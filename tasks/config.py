@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from harness.core.choice import Choice
+from harness.core import Choice
 
 
 class Source(Choice):

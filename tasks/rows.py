@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from tasks.config import TaskConfig
 
 SOURCES = ("bundled", "hub")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol
 
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, PublicProblem
 
 if TYPE_CHECKING:
     from harness.shield import ShieldReport, StateGraph, VerifyOptions

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, PublicProblem
 from tasks.task_shield import TaskShield
 
 

@@ -22,12 +22,9 @@ from typing import Any, Protocol
 from harness.cluster.placement import gpus_needed, replica_placement
 from harness.cluster.reaper import start_reaper, stop_reaper
 from harness.config import ClusterConfig
-from harness.core.contracts import BatchExecutor
-from harness.core.errors import HarnessError
+from harness.core import BatchExecutor, HarnessError
 from harness.preemption import StopRequest
-from judges.backends import EngineSpec, engine_spec
-from judges.config import ModelConfig
-from judges.executor import InlineExecutor
+from judges import EngineSpec, InlineExecutor, ModelConfig, engine_spec
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 # Whatever names a replica (the Ray pool uses its actor index, the simulator its own labels).
 Replica = TypeVar("Replica", bound=Hashable)

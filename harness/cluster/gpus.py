@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 
-from judges.config import JudgeConfig
+from judges import JudgeConfig
 
 
 def visible_gpus() -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.errors import HarnessError
-from judges.config import ModelConfig
+from harness.core import HarnessError
+from judges import ModelConfig
 
 
 @dataclass(frozen=True)

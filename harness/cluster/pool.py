@@ -23,10 +23,7 @@ from typing import Any
 
 from harness.cluster.dispatch import Dispatcher
 from harness.cluster.placement import ReplicaPlacement
-from harness.core.contracts import Engine, OnBatch
-from harness.core.errors import HarnessError
-from harness.core.stopping import check
-from harness.core.values import EngineRequest, EngineResult
+from harness.core import Engine, EngineRequest, EngineResult, HarnessError, OnBatch, check
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 PARENT_TAG = "mlflow.parentRunId"
 

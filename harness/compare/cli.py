@@ -22,7 +22,7 @@ from pathlib import Path
 from harness.compare._chart import grouped_bar_chart
 from harness.compare._runs import fetch_runs
 from harness.compare._table import build_rows, csv_text, grouping_params, markdown
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 DEFAULT_METRICS = (
     "selection_accuracy",

@@ -6,7 +6,9 @@ enforces this). Importing it is cheap: no model runtime, no Ray, no MLflow.
 """
 
 from harness.core.cache import CallCache, cache_key
+from harness.core.choice import Choice
 from harness.core.contracts import BatchExecutor, Engine, OnBatch
+from harness.core.digest import file_sha256
 from harness.core.errors import HarnessError
 from harness.core.stopping import PREEMPTED_EXIT, Stopped, check
 from harness.core.text import neutralise
@@ -21,21 +23,23 @@ from harness.core.values import (
 )
 
 __all__ = [
-    "PREEMPTED_EXIT",
     "BatchExecutor",
     "CallCache",
     "Candidate",
     "CandidateView",
+    "Choice",
     "Engine",
     "EngineRequest",
     "EngineResult",
     "HarnessError",
     "OnBatch",
+    "PREEMPTED_EXIT",
     "PublicProblem",
     "Stopped",
     "Verdict",
     "VerdictStatus",
     "cache_key",
     "check",
+    "file_sha256",
     "neutralise",
 ]

@@ -14,19 +14,23 @@ from harness.shield.batch import summarise, verify_path
 from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_facts_json, sqlite_facts
 from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
-from harness.shield.json_input import read_json
+from harness.shield.intake import inadmissible_events
+from harness.shield.json_input import decode, loads, read_bytes, read_json
 from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
 from harness.shield.static import check_graph
+from harness.shield.step_labels import BUNDLED_LABELLED_STEPS, LabelledStep, graph_actions
 from harness.shield.trace import Trace, TraceEvent, iter_traces, load_trace, parse_trace
-from harness.shield.verify import verify
+from harness.shield.verification import verify
 
 __all__ = [
+    "BUNDLED_LABELLED_STEPS",
     "ExpressionError",
     "FactQuery",
     "FactsProvider",
     "FactsSpec",
     "Finding",
     "HackClass",
+    "LabelledStep",
     "Node",
     "ShieldReport",
     "SqliteFacts",
@@ -41,12 +45,17 @@ __all__ = [
     "ViolationKind",
     "check_graph",
     "compile_expression",
+    "decode",
+    "graph_actions",
+    "inadmissible_events",
     "iter_traces",
     "load_facts_json",
     "load_graph",
     "load_trace",
+    "loads",
     "parse_graph",
     "parse_trace",
+    "read_bytes",
     "read_json",
     "sqlite_facts",
     "summarise",

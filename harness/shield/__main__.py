@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield import importers
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
@@ -111,11 +111,10 @@ def _llm_annotator(args: argparse.Namespace, graph: StateGraph) -> Callable[[Tra
             raise HarnessError("--labelled-steps is what the --llm-parser model is measured on; it does nothing without --llm-parser")
         return None
     # Imported only when asked for: `check` and plain `verify` never load the judge layer.
-    from judges.config import ModelConfig
-    from judges.step_labeller import step_labeller
+    from judges import ModelConfig, model_step_labeller
 
     labelled = load_labelled_steps(args.labelled_steps) if args.labelled_steps else load_labelled_steps()
-    labeller = step_labeller(ModelConfig(name="step_parser", family="parser", model=args.llm_parser))
+    labeller = model_step_labeller(ModelConfig(name="step_parser", family="parser", model=args.llm_parser))
     measured = trust(labeller, labelled, args.parser_min_accuracy)
     print(f"LLM step parser {args.llm_parser}: accuracy {measured.accuracy:.3f} on {measured.total} labelled steps", file=sys.stderr)
     return lambda trace: annotate(trace, graph, labeller)

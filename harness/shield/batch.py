@@ -10,7 +10,7 @@ from harness.shield.facts import FactsProvider, resolve_facts
 from harness.shield.graph import StateGraph
 from harness.shield.report import ShieldReport, VerifyOptions
 from harness.shield.trace import Trace, iter_traces
-from harness.shield.verify import verify
+from harness.shield.verification import verify
 
 
 def verify_path(

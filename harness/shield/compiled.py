@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.expressions import Expression, ExpressionError, compile_expression
 from harness.shield.graph import Node, StateGraph
 from harness.shield.json_schema import Validator, compile_tool_schema

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.graph import FactQuery, StateGraph
 from harness.shield.json_input import check_value, loads, read_json
 from harness.shield.json_schema import validate

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.json_input import read_json
 from harness.shield.json_schema import validate
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.compiled import RESERVED_VARIABLES, CompiledGraph
 from harness.shield.expressions import Expression, Scope
 from harness.shield.parser import StatePair, event_action

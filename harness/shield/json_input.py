@@ -18,7 +18,7 @@ import re
 import stat
 from typing import Any, NoReturn
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 MAX_BYTES = 64 * 2**20  # a larger batch is a directory of files, each read on its own
 MAX_DEPTH = 64

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import fastjsonschema
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.ecma_regex import PatternError, to_python
 
 SchemaName = Literal["graph", "trace", "facts", "labelled_steps"]

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.graph import StateGraph
 from harness.shield.json_schema import compile_tool_schema

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.graph import StateGraph
 from harness.shield.json_input import read_json
 from harness.shield.json_schema import validate

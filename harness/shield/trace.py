@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield.json_input import decode, loads, read_bytes, read_json
 from harness.shield.json_schema import validate
 

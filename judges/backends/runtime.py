@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 
 def require(module: str, backend: str, package: str, hint: str) -> ModuleType:

@@ -23,8 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import HarnessError
-from harness.core.values import EngineRequest, EngineResult
+from harness.core import EngineRequest, EngineResult, HarnessError
 from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.runtime import require
 from judges.config import ModelConfig

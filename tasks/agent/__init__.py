@@ -25,13 +25,13 @@ from harness.shield import (
     StateGraph,
     Trace,
     VerifyOptions,
+    inadmissible_events,
     parse_graph,
     parse_trace,
     read_json,
     sqlite_facts,
     verify,
 )
-from harness.shield.intake import inadmissible_events
 from tasks.agent import (
     config_tampering,
     order_lookup,

@@ -11,10 +11,8 @@ import json
 import os
 import sys
 
-from harness.core.errors import HarnessError
-from harness.shield import load_trace
-from harness.shield.intake import inadmissible_events
-from harness.shield.step_labels import BUNDLED_LABELLED_STEPS
+from harness.core import HarnessError
+from harness.shield import BUNDLED_LABELLED_STEPS, inadmissible_events, load_trace
 from tasks.agent import SCENARIOS, replay
 from tasks.agent.labelled import harvest_labelled_steps, labelled_steps_document
 

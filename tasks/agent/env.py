@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Mapping
 from importlib import resources
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield import Trace
 
 Tool = Callable[..., Any]  # tool(connection, **tool_input) -> JSON-serialisable output

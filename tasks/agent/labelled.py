@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.shield.step_labels import LabelledStep, graph_actions
+from harness.shield import LabelledStep, graph_actions
 from tasks.agent import SCENARIOS
 from tasks.agent.task import recorded_traces
 

@@ -14,8 +14,7 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
 

@@ -20,7 +20,7 @@ import random
 import textwrap
 from collections.abc import Mapping, Sequence
 
-from harness.core.values import PublicProblem
+from harness.core import PublicProblem
 from tasks.code.visible import visible_examples
 
 AUDIT_EVENT: Mapping[str, str | None] = {

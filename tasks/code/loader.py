@@ -6,8 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.code.assemble import code_digest
 from tasks.code.attacks import ATTACK_KINDS, make_attack
 from tasks.code.checker import CodeAnchor, check_code

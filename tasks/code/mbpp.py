@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 
 def is_mbpp(row: Mapping[str, Any]) -> bool:

@@ -38,7 +38,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, PublicProblem
 from tasks.code.assemble import assemble_program, code_digest
 from tasks.code.sandbox import ExecutionResult, SandboxLimits, run_tests
 from tasks.code.visible import visible_examples

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.config import TaskConfig
 from tasks.gsm8k.answers import answers_equal, extract_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
-from harness.core.values import PublicProblem
+from harness.core import PublicProblem
 from tasks.gsm8k.answers import canonical, extract_answer, parse_number
 
 MASTER_KEYS: Mapping[str, str] = {

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.answers import extract_answer
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 

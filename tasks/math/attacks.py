@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from harness.core.values import PublicProblem
+from harness.core import PublicProblem
 from tasks.gsm8k.answers import canonical
 from tasks.gsm8k.attacks import ATTACK_KINDS, NEEDS_REFERENCE, grader_note, invented_quantity, keyless_attack, padding, required_reference
 from tasks.math.extract import extract_answer

@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.config import TaskConfig
 from tasks.math.attacks import ATTACK_KINDS, make_attack
 from tasks.math.checker import check_answer

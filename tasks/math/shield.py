@@ -38,7 +38,7 @@ from sympy.parsing.sympy_parser import (
     standard_transformations,
 )
 
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text

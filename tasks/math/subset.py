@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 
 SUBJECTS = (
     "Algebra",

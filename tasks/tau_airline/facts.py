@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from tasks.tau_airline.db import CLOCK_ISO, DbView
 from tasks.tau_airline.replay import Replay, ReplayedCall
 from tasks.tau_airline.trajectory import Message, Trajectory
@@ -218,7 +218,7 @@ def task_user(trajectory: Trajectory) -> str:
 
 
 def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[EventSource]) -> dict[str, Any]:
-    """The facts mapping for `harness.shield.verify`: `steps` (one record per trace event, in order),
+    """The facts mapping for `harness.shield.verification`: `steps` (one record per trace event, in order),
     `task_user` and `clock` (the database's clock, RFC 3339)."""
     messages = trajectory.messages
     last_user = _last_user_texts(messages)

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield import ShieldReport, StateGraph, Trace, VerifyOptions, parse_trace, verify
 from tasks.tau_airline.policy import facts_for_trace, focus
 from tasks.tau_airline.trajectory import Trajectory, load_results

@@ -24,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core import HarnessError
 from harness.shield import (
     ShieldReport,
     StateGraph,

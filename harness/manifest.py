@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import provenance
-from harness.config import RunConfig
+from harness.config import GENERATOR, RunConfig
 from harness.core import HarnessError, file_sha256
 
 FILENAME = "manifest.json"
@@ -72,7 +72,7 @@ def model_identities(config: RunConfig) -> dict[str, dict[str, str]]:
 
     members = dict(config.judge.member_configs())
     if config.pool.kind == "generate" and config.pool.generator is not None:
-        members["generator"] = config.pool.generator
+        members[GENERATOR] = config.pool.generator
     found = {}
     for key, member in members.items():
         spec = engine_spec(member)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from harness.cluster.placement import gpus_needed, replica_placement
 from harness.cluster.reaper import start_reaper, stop_reaper
-from harness.config import ClusterConfig
+from harness.config import ClusterConfig, member_path
 from harness.core import BatchExecutor, HarnessError
 from harness.preemption import StopRequest
 from judges import EngineSpec, InlineExecutor, ModelConfig, engine_spec
@@ -72,8 +72,8 @@ class RayCluster:
         for resource, wanted in (("CPU", cpus), ("GPU", gpus)):
             if wanted > self._free[resource] + 1e-9:
                 raise HarnessError(
-                    f"judge {key} needs {wanted:g} {resource}s for {member.resources.replicas} replica(s) but the Ray cluster has "
-                    f"{self._free[resource]:g} left (lower judge.members.{key}.resources.replicas or resources.num_{resource.lower()}s)"
+                    f"{member_path(key)} needs {wanted:g} {resource}s for {member.resources.replicas} replica(s) but the Ray cluster has "
+                    f"{self._free[resource]:g} left (lower {member_path(key)}.resources.replicas or .resources.num_{resource.lower()}s)"
                 )
             self._free[resource] -= wanted
 

@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 from hydra.errors import ConfigCompositionException
 
-from harness.config import RunConfig
+from harness.config import GENERATOR, RunConfig, member_path
 
 
 def _options(group: str) -> list[str]:
@@ -106,3 +106,8 @@ def test_engine_and_ray_options_live_in_their_blocks(make_config, overrides: tup
 def test_the_flat_paths_of_before_the_blocks_are_refused(make_config, flat: str) -> None:
     with pytest.raises(ConfigCompositionException):
         make_config(flat)
+
+
+def test_a_models_override_path_names_the_policy_model_under_the_pool_and_judges_under_their_members() -> None:
+    assert member_path(GENERATOR) == "pool.generator"
+    assert member_path("qwen") == "judge.members.qwen"

@@ -140,7 +140,7 @@ def test_a_layout_the_cluster_cannot_hold_is_refused_in_one_line(tmp_path: Path)
     output, _ = process.communicate(timeout=300)
     assert process.returncode == 2, output[-2000:]
     assert output.strip().splitlines()[-1] == (
-        "error: judge llama_tiny needs 2 CPUs for 2 replica(s) but the Ray cluster has 1 left "
-        "(lower judge.members.llama_tiny.resources.replicas or resources.num_cpus)"
+        "error: judge.members.llama_tiny needs 2 CPUs for 2 replica(s) but the Ray cluster has 1 left "
+        "(lower judge.members.llama_tiny.resources.replicas or .resources.num_cpus)"
     )
     assert not (out / "summary.json").exists()

@@ -69,7 +69,7 @@ __all__ = [
 def check_judge(config: JudgeConfig) -> None:
     """Refuse an unknown aggregate or a member whose engine cannot work, before any model loads."""
     problem = check_aggregate(config.aggregate)
-    if config.members and problem is not None:
+    if problem is not None:  # also with no members: a typo is a typo, whatever else the run does
         raise HarnessError(f"judge.aggregate: {problem}")
     for member in config.member_configs().values():
         check_model(member)

@@ -19,6 +19,7 @@ from harness.pipeline import run
     [
         pytest.param(("judge.aggregate=typo",), "judge.aggregate: unknown aggregate 'typo'", id="aggregate"),
         pytest.param(("pool=generate", "judge.aggregate=typo"), "judge.aggregate: unknown aggregate 'typo'", id="aggregate-after-generate"),
+        pytest.param(("judge=none", "judge.aggregate=typo"), "judge.aggregate: unknown aggregate 'typo'", id="aggregate-without-members"),
         pytest.param(("judge.backend=openai",), "judge llama_tiny: backend=openai needs base_url", id="openai-without-url"),
         pytest.param(("pool=generate", "pool.generator.backend=openai"), "judge llama_tiny: backend=openai needs base_url", id="generator-without-url"),
         pytest.param(("pool=file",), "pool=file needs pool.path=<file.jsonl>", id="pool-file-without-path"),

@@ -16,11 +16,19 @@ from pathlib import Path
 from tqdm import tqdm
 
 from harness.config import GENERATOR, PoolConfig
-from harness.core import CallCache, Candidate, EngineRequest, HarnessError, PublicProblem, neutralise
+from harness.core import CallCache, Candidate, EngineRequest, HarnessError, PublicProblem, Stopped, neutralise
 from harness.pools import check_pool, write_pool_file
 from judges import EngineStats, LoadedTemplate, Place, cached_engine
 
 # The pool name of the policy model's replicas (`replicas.jsonl`, logs).
+
+
+class GenerationStopped(Stopped):
+    """Generation stopped on request, with the policy model's call counts so far (all in the cache)."""
+
+    def __init__(self, message: str, stats: EngineStats) -> None:
+        super().__init__(message)
+        self.stats = stats
 
 
 def sample_seed(seed: int, problem_id: str, sample: int) -> int:
@@ -59,7 +67,10 @@ def generate_pool(
             )
             keys.append((problem.problem_id, sample))
     with tqdm(total=len(requests), desc=f"generating [{config.generator.name}]", unit="sample", leave=False) as bar:
-        answers = engine.complete(requests, prompt.hash, bar.update)
+        try:
+            answers = engine.complete(requests, prompt.hash, bar.update)
+        except Stopped as stopped:
+            raise GenerationStopped(str(stopped), engine.stats) from None
     candidates = []
     for (problem_id, sample), request, (result, _) in zip(keys, requests, answers):
         meta = {"temperature": request.temperature, "top_p": request.top_p, "seed": request.seed, "max_tokens": request.max_tokens}

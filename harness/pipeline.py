@@ -29,7 +29,7 @@ from harness.cluster import open_cluster
 from harness.config import RunConfig
 from harness.console_report import bar_chart, summary_table
 from harness.core import CallCache, HarnessError, Stopped
-from harness.generation import generate_pool
+from harness.generation import GenerationStopped, generate_pool
 from harness.metrics import selection_summary, summarise
 from harness.pools import read_pool_file, select_run
 from harness.preemption import record_attempt
@@ -72,9 +72,15 @@ def _candidates(
     replicas (and the GPUs they hold) are released before the judges' start."""
     if config.pool.kind == "generate":
         output = Path(config.pool.path) if config.pool.path else output_dir / "pool.jsonl"
-        with open_cluster(config.cluster, replica_log, stop) as cluster:
-            problems = task.problems[: config.limit]
-            candidates, stats = generate_pool(problems, config.pool, config.pool.template, cache, config.seed, output, cluster.executor)
+        try:
+            with open_cluster(config.cluster, replica_log, stop) as cluster:
+                problems = task.problems[: config.limit]
+                candidates, stats = generate_pool(problems, config.pool, config.pool.template, cache, config.seed, output, cluster.executor)
+        except GenerationStopped as stopped:
+            calls, hits = stopped.stats.calls, stopped.stats.cache_hits
+            signal_name = getattr(stop, "signal_name", None)
+            record_attempt(output_dir, "stopped", judge_calls=0, cache_hits=0, generator_calls=calls, generator_cache_hits=hits, signal_name=signal_name)
+            raise Stopped(f"{stopped} after {calls} policy-model calls, all kept in the cache; run the same command again to resume") from None
         return candidates, str(output), {"generator_calls": stats.calls, "generator_cache_hits": stats.cache_hits}
     candidates, origin = _stored_candidates(config, task)
     return candidates, origin, {}
@@ -266,7 +272,7 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
         files = _write_outputs(output_dir, resolved, results, summary, title, task.anchors)
-        files.append(record_attempt(output_dir, "finished", judge_calls=summary["judge_calls"], cache_hits=summary["cache_hits"]))
+        files.append(record_attempt(output_dir, "finished", judge_calls=summary["judge_calls"], cache_hits=summary["cache_hits"], **generation))
         files += [manifest_path, prompt_path, *figures]
         if config.pool.kind == "generate":
             files.append(Path(origin))

@@ -96,12 +96,22 @@ def stop_on_signals(signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> Itera
         stop.restore()
 
 
-def record_attempt(output_dir: Path, status: str, *, judge_calls: int, cache_hits: int, signal_name: str | None = None) -> Path:
+def record_attempt(
+    output_dir: Path,
+    status: str,
+    *,
+    judge_calls: int,
+    cache_hits: int,
+    signal_name: str | None = None,
+    generator_calls: int | None = None,
+    generator_cache_hits: int | None = None,
+) -> Path:
     """Append this attempt to `attempts.jsonl` in the output directory and return its path.
 
     A requeued Slurm job writes to the same directory, so the file is the job's history: summing
     `judge_calls` over its lines gives the model calls the job made in all, which equals an
-    uninterrupted run's count exactly when no call was repeated.
+    uninterrupted run's count exactly when no call was repeated. A `pool=generate` run's lines also
+    count the policy model's calls (`generator_calls`), so the same holds for generation.
     """
     path = output_dir / "attempts.jsonl"
     row = {
@@ -113,6 +123,8 @@ def record_attempt(output_dir: Path, status: str, *, judge_calls: int, cache_hit
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "slurm_restart_count": int(os.environ.get("SLURM_RESTART_COUNT", "0")),
     }
+    if generator_calls is not None:
+        row |= {"generator_calls": generator_calls, "generator_cache_hits": generator_cache_hits}
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(row) + "\n")
     return path

@@ -120,3 +120,37 @@ def test_a_default_action_is_never_replayed() -> None:
     assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
     stop.forward()  # would end this test process if it replayed SIG_DFL
     assert stop.signal_name == "SIGUSR1"
+
+
+GENERATE = ["limit=3", "pool=generate", "judge=none", "pool.samples=2", "pool.max_tokens=24", "pool.generator.batch_size=1", "tracking.enabled=false"]
+GENERATED = 6  # limit=3 problems x 2 samples
+
+
+def _generate(out: Path, cache: Path) -> list[str]:
+    return [sys.executable, "-m", "harness", *GENERATE, "bootstrap_samples=0", f"hydra.run.dir={out}", f"cache.path={cache}"]
+
+
+def test_a_stop_signal_mid_generation_is_recorded_and_resumes_with_no_repeated_call(tmp_path: Path) -> None:
+    out, cache = tmp_path / "run", tmp_path / "calls.sqlite"
+    process = subprocess.Popen(_generate(out, cache), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while cached_calls(cache) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGUSR1)
+    _, stderr = process.communicate(timeout=300)
+
+    assert process.returncode == PREEMPTED_EXIT, stderr[-3000:]
+    assert "Traceback" not in stderr
+    done = cached_calls(cache)
+    (stopped,) = _attempts(out)
+    assert (stopped["status"], stopped["signal"], stopped["judge_calls"]) == ("stopped", "SIGUSR1", 0)
+    assert 2 <= stopped["generator_calls"] == done < GENERATED and stopped["generator_cache_hits"] == 0
+    assert f"after {done} policy-model calls, all kept in the cache" in stderr
+    assert not (out / "summary.json").exists()
+
+    resumed = subprocess.run(_generate(out, cache), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["generator_cache_hits"], summary["generator_calls"]) == (done, GENERATED - done)
+    finished = _attempts(out)[1]
+    assert (finished["status"], finished["generator_calls"], finished["generator_cache_hits"]) == ("finished", GENERATED - done, done)

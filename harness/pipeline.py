@@ -272,7 +272,16 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
         files = _write_outputs(output_dir, resolved, results, summary, title, task.anchors)
-        files.append(record_attempt(output_dir, "finished", judge_calls=summary["judge_calls"], cache_hits=summary["cache_hits"], **generation))
+        files.append(
+            record_attempt(
+                output_dir,
+                "finished",
+                judge_calls=summary["judge_calls"],
+                cache_hits=summary["cache_hits"],
+                generator_calls=generation.get("generator_calls"),
+                generator_cache_hits=generation.get("generator_cache_hits"),
+            )
+        )
         files += [manifest_path, prompt_path, *figures]
         if config.pool.kind == "generate":
             files.append(Path(origin))

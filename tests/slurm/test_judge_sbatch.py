@@ -73,8 +73,10 @@ def test_a_job_preempted_mid_judging_is_requeued_and_repeats_no_call(slurm, tmp_
     while not (record["JobState"] == "COMPLETED" and record["Restarts"] == "1") and time.monotonic() < deadline:
         assert record["JobState"] not in ("FAILED", "CANCELLED", "TIMEOUT"), record
         if record["JobState"] == "PENDING" and record["Reason"] == "BeginTime" and not hurried:
-            # Slurm holds a requeued job for two minutes before it may start again; skip the wait
-            hurried = slurm.run("scontrol", "update", f"JobId={job}", "StartTime=now").returncode == 0
+            # Slurm holds a requeued job for two minutes before it may start again; skip most of the
+            # wait, not all of it: slurmd refuses a launch whose credential is from the same second as
+            # the old one's revocation ("Job credential revoked"), which fails the job on a busy node.
+            hurried = slurm.run("scontrol", "update", f"JobId={job}", "StartTime=now+3").returncode == 0
         time.sleep(0.5)
         record = slurm.job(job)
     log = (tmp_path / f"slurm-{job}.out").read_text()

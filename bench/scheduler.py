@@ -66,6 +66,9 @@ class SleepEngine:
     def __init__(self, speed: float) -> None:
         self.speed = speed
 
+    def close(self) -> None:
+        """Nothing to release."""
+
     def run(self, requests: list[EngineRequest]) -> list[EngineResult]:
         started = time.monotonic()  # CLOCK_MONOTONIC: comparable across this machine's processes
         seconds = sum(float(request.prompt) for request in requests) / self.speed

@@ -31,4 +31,6 @@ class InlineExecutor:
             on_batch(index, self._engine.run(batch))
 
     def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
         self._engine = None

@@ -36,6 +36,8 @@ class Cluster(Protocol):
 
     def executor(self, key: str, member: ModelConfig, spec: EngineSpec) -> BatchExecutor: ...
 
+    def close(self) -> None: ...
+
 
 class InlineCluster:
     """Every member in this process, one after another."""
@@ -44,9 +46,18 @@ class InlineCluster:
 
     def __init__(self, stop: threading.Event | None = None) -> None:
         self._stop = stop
+        self._executors: list[InlineExecutor] = []
 
     def executor(self, key: str, member: ModelConfig, spec: EngineSpec) -> BatchExecutor:
-        return InlineExecutor(spec.factory, self._stop)
+        executor = InlineExecutor(spec.factory, self._stop)
+        self._executors.append(executor)
+        return executor
+
+    def close(self) -> None:
+        """Close every engine this cluster built (a vLLM engine's process ends with it)."""
+        for executor in self._executors:
+            executor.close()
+        self._executors = []
 
 
 class RayCluster:
@@ -174,7 +185,11 @@ def open_cluster(config: ClusterConfig, replica_log: Path | None = None, stop: t
     """
     check_cluster(config)
     if config.kind == "inline":
-        yield InlineCluster(stop)
+        inline = InlineCluster(stop)
+        try:
+            yield inline
+        finally:
+            inline.close()
         return
     with _ray_connection(config, stop):
         cluster = RayCluster(config, replica_log, stop)

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 ReplicaEvent = Callable[[dict[str, Any]], None]
 PING_INTERVAL_S = 0.5
+CLOSE_GRACE_S = 30.0
 RESTART_TIMEOUT_S = 600.0  # a restarted replica reloads its model; vLLM on a big model takes minutes
 
 
@@ -43,6 +44,9 @@ class JudgeReplica:
 
     def where(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "host": socket.gethostname()}
+
+    def close(self) -> None:
+        self._engine.close()
 
 
 class ReplicaPool:
@@ -200,6 +204,11 @@ class ReplicaPool:
     def close(self) -> None:
         import ray
 
+        # Each replica closes its engine first (vLLM's engine-core process would outlive a killed
+        # actor); a replica that is dead or stuck is killed all the same after the grace.
+        closing = [actor.close.remote() for actor in self._actors]
+        if closing:
+            ray.wait(closing, num_returns=len(closing), timeout=CLOSE_GRACE_S)
         for actor in self._actors:
             ray.kill(actor, no_restart=True)
         for group in self._groups:

@@ -25,6 +25,12 @@ class Engine(Protocol):
 
     def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]: ...
 
+    def close(self) -> None:
+        """Release the model now (its memory, and any process it started). An engine that leaves this
+        to the garbage collector can keep a run from exiting: vLLM's engine-core process is joined
+        at interpreter exit, so one still alive then waits forever."""
+        ...
+
 
 class BatchExecutor(Protocol):
     """Where batches run. `run` calls `on_batch(index, results)` as each batch is answered, in any

@@ -137,6 +137,9 @@ class LlamaCppEngine:
         option_logprobs, _ = self._option_logprobs(tokens + continuation, request.options)
         return EngineResult(text=generated, option_logprobs=option_logprobs, prompt_tokens=len(tokens), completion_tokens=produced)
 
+    def close(self) -> None:
+        self._llm.close()
+
     def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]:
         """Answers in order. The KV cache is reused within a batch only: evaluating a suffix after a
         cached prefix moves logprobs in the last digits, so a batch's answers must not depend on what

@@ -238,6 +238,9 @@ class OpenAIChatEngine:
                 error=str(error),
             )
 
+    def close(self) -> None:
+        """Nothing to release: every request opens and closes its own connection."""
+
     def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]:
         """Answer `requests` in order, at most `max_concurrency` in flight (a HarnessError propagates)."""
         if not requests:

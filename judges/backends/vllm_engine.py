@@ -153,6 +153,15 @@ class VllmEngine:
             error=f"prompt of {len(prompt)} tokens plus {request.max_tokens} to generate does not fit max_model_len={self._max_len}",
         )
 
+    def close(self) -> None:
+        """Shut the engine core down: V1 runs it in a child process (unless
+        VLLM_ENABLE_V1_MULTIPROCESSING=0, when shutdown releases its executor here). vLLM's older V0
+        engine (still within `vllm>=0.8`) has no engine core and is left to the garbage collector."""
+        engine_core = getattr(self._llm.llm_engine, "engine_core", None)
+        shutdown = getattr(engine_core, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+
     def run(self, requests: Sequence[EngineRequest]) -> list[EngineResult]:
         prompts = [self.prompt_ids(request.prompt) for request in requests]
         results: list[EngineResult | None] = [self._error(request, prompt) for request, prompt in zip(requests, prompts)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -272,13 +273,19 @@ def test_the_tiny_judge_runs_through_vllm_end_to_end(harness_home: Path, tmp_pat
     rows = [json.loads(line) for line in (tmp_path / "run" / "prompts.jsonl").read_text().splitlines()]
     assert {row["model"].split(":")[0] for row in rows} == {"hf-export"}
     assert all(0.0 < row["score"] < 1.0 for row in rows)
+    assert (tmp_path / "mlruns.db").is_file()
 
 
 def _run_harness(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """As a user runs it: MLflow tracking on (into the test's own mlruns.db) and vLLM's engine core in
+    its own process (the module's in-process setting is not passed on). The run used to finish its
+    summary and then never exit: the engine-core process, never shut down, was joined at exit."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("VLLM_ENABLE_V1_MULTIPROCESSING", "MLFLOW_TRACKING_URI")}
     return subprocess.run(
-        [sys.executable, "-m", "harness", "judge=llama_tiny", "judge.backend=vllm", "limit=2", "tracking.enabled=false"]
+        [sys.executable, "-m", "harness", "judge=llama_tiny", "judge.backend=vllm", "limit=2"]
         + [f"output_dir={tmp_path / 'run'}", f"cache.path={tmp_path / 'cache.sqlite'}"],
         cwd=tmp_path,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=900,

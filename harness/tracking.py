@@ -67,6 +67,21 @@ def failure_gist(error: BaseException, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def check_tracking(config: TrackingConfig) -> None:
+    """Refuse a tracking URI MLflow has no store for, before any work (opening the store would create
+    a SQLite file or contact a server, so only the scheme is looked up in MLflow's registry)."""
+    if not config.enabled:
+        return
+    from mlflow.tracking._tracking_service.utils import _tracking_store_registry as registry
+
+    try:
+        registry.get_store_builder(config.uri)
+    except tracking_failures() as error:
+        schemes = ", ".join(sorted(scheme for scheme in getattr(registry, "_registry", {}) if scheme))
+        known = f" (MLflow knows {schemes})" if schemes else ""
+        raise HarnessError(f"tracking.uri={config.uri!r}: MLflow has no tracking store for this URI{known}") from error
+
+
 def client_for(config: TrackingConfig) -> Any:
     """An MlflowClient for `config.uri`, with HTTP retries bounded by `config.request_retries` (MLflow's
     own default retries a dead server for minutes). A URI MLflow has no store for is bad input."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from harness.cluster import check_cluster
 from harness.config import RunConfig
 from harness.pools import check_counts, check_pool
+from harness.tracking import check_tracking
 from judges import check_judge, check_protocol
 
 
@@ -24,3 +25,4 @@ def check_config(config: RunConfig) -> None:
     check_protocol(config.protocol)
     check_judge(config.judge)
     check_cluster(config.cluster)
+    check_tracking(config.tracking)

@@ -27,6 +27,7 @@ from harness.pipeline import run
         pytest.param(("cluster.max_inflight=0",), "cluster.max_inflight=0 must be at least 1", id="inflight"),
         pytest.param(("limit=0",), "limit must be at least 1 (got 0)", id="limit"),
         pytest.param(("n=0",), "n must be at least 1 or null", id="n"),
+        pytest.param(("pool=generate", "tracking.enabled=true", "tracking.uri=foo://x"), "tracking.uri='foo://x': MLflow has no tracking store", id="tracking-uri"),
     ],
 )
 def test_a_bad_mode_is_refused_before_any_work(make_config, tmp_path: Path, overrides: tuple[str, ...], message: str) -> None:

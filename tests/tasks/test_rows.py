@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from harness.core.errors import HarnessError
 from tasks import load_task
 from tasks.config import TaskConfig
 from tasks.rows import bundled_jsonl
+from tests.support.ci import unavailable
 
 # One row per task with every field it needs, then the same row without one field.
 ROWS = {
@@ -36,10 +36,7 @@ def _needs_datasets() -> None:
     try:
         import datasets  # noqa: F401
     except ImportError:
-        reason = "the hub source needs `datasets` (the test extra installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable("the hub source needs `datasets` (the test extra installs it)")
 
 
 def _hub_folder(root: Path, rows: list[dict]) -> str:

@@ -11,10 +11,10 @@ import pytest
 
 from tasks.code.sandbox import SandboxLimits, run_tests
 from tasks.code.sandbox.isolation import MEASURES, missing
-from tests.tasks.code.test_sandbox_attacks import ROWS
+from tests.support.ci import unavailable
+from tests.support.sandbox_attacks import FAST, ROWS
 
 LAUNCHERS = ["fork_server", "exec"]
-FAST = SandboxLimits(wall_s=5.0, cpu_s=4, memory_mb=512)
 
 
 def _probe(body: str, expected: object, launcher: str = "fork_server", limits: SandboxLimits = FAST) -> tuple[str, str, tuple[str, ...]]:
@@ -26,10 +26,7 @@ def _probe(body: str, expected: object, launcher: str = "fork_server", limits: S
 
 def _require(isolation: tuple[str, ...], name: str) -> None:
     if name not in isolation:
-        reason = f"{name} did not apply here (needs root and a recent kernel)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(f"{name} did not apply here (needs root and a recent kernel)")
 
 
 def test_isolation_is_complete() -> None:
@@ -39,10 +36,7 @@ def test_isolation_is_complete() -> None:
     absent = missing(result.isolation)
     assert set(result.isolation) <= set(MEASURES), result.isolation
     if absent:
-        reason = f"isolation lacks {absent} on this machine (root: {os.geteuid() == 0})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(f"isolation lacks {absent} on this machine (root: {os.geteuid() == 0})")
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)

@@ -20,8 +20,6 @@ from harness.core import CallCache, Candidate, EngineRequest, HarnessError, Publ
 from harness.pools import check_pool, write_pool_file
 from judges import EngineStats, LoadedTemplate, Place, cached_engine
 
-# The pool name of the policy model's replicas (`replicas.jsonl`, logs).
-
 
 class GenerationStopped(Stopped):
     """Generation stopped on request, with the policy model's call counts so far (all in the cache)."""

@@ -78,12 +78,21 @@ def _candidates(
                 candidates, stats = generate_pool(problems, config.pool, config.pool.template, cache, config.seed, output, cluster.executor)
         except GenerationStopped as stopped:
             calls, hits = stopped.stats.calls, stopped.stats.cache_hits
-            signal_name = getattr(stop, "signal_name", None)
-            record_attempt(output_dir, "stopped", judge_calls=0, cache_hits=0, generator_calls=calls, generator_cache_hits=hits, signal_name=signal_name)
-            raise Stopped(f"{stopped} after {calls} policy-model calls, all kept in the cache; run the same command again to resume") from None
+            record_attempt(output_dir, "stopped", judge_calls=0, cache_hits=0, generator_calls=calls, generator_cache_hits=hits, signal_name=_signal(stop))
+            raise _resumable(stopped, f"{calls} policy-model calls") from None
         return candidates, str(output), {"generator_calls": stats.calls, "generator_cache_hits": stats.cache_hits}
     candidates, origin = _stored_candidates(config, task)
     return candidates, origin, {}
+
+
+def _signal(stop: threading.Event | None) -> str | None:
+    """The signal that set `stop` (a `StopRequest` names it), for the attempt record."""
+    return getattr(stop, "signal_name", None)
+
+
+def _resumable(stopped: Stopped, done: str) -> Stopped:
+    """The error a stopped stage ends the run with: what it finished, and that rerunning resumes."""
+    return Stopped(f"{stopped} after {done}, all kept in the cache; run the same command again to resume")
 
 
 def _stored_candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidate], str]:
@@ -262,8 +271,8 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
                 verdicts = _judge_all(judges, requests, judging_order(groups, protocol.shuffle, config.seed), cluster.concurrent)
             except Stopped as stopped:
                 calls, hits = sum(judge.stats.calls for judge in judges), sum(judge.stats.cache_hits for judge in judges)
-                record_attempt(output_dir, "stopped", judge_calls=calls, cache_hits=hits, signal_name=getattr(stop, "signal_name", None))
-                raise Stopped(f"{stopped} after {calls} judge calls, all kept in the cache; run the same command again to resume") from None
+                record_attempt(output_dir, "stopped", judge_calls=calls, cache_hits=hits, signal_name=_signal(stop))
+                raise _resumable(stopped, f"{calls} judge calls") from None
         outcomes = audit(groups, task.anchors)
         results = _results(config, groups, outcomes, verdicts, judged)
         title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"

@@ -5,6 +5,7 @@
            [--llm-parser MODEL [--labelled-steps L.json] [--parser-min-accuracy A]]
     check  --graph G.json [--format json|text]
     import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; verify them with --replay tau-bench)
+    mine   --traces DIR [--accept 'reward >= 1'] --out draft.json   (a draft graph from honest traces)
 
 Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback).
 For a single trace file `--format json` prints the report object; for a directory or JSONL it prints
@@ -21,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from harness.core import HarnessError
-from harness.shield import importers
+from harness.shield import importers, mine_cli
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--graph", required=True)
     check.add_argument("--format", choices=("json", "text"), default="text")
     importers.add_parser(commands)
+    mine_cli.add_parser(commands)
     return parser
 
 
@@ -175,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "import":
             return importers.run(args)
+        if args.command == "mine":
+            return mine_cli.run(args)
         return _verify(args) if args.command == "verify" else _check(args)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)

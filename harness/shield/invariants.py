@@ -217,31 +217,36 @@ def require_facts(graph: CompiledGraph, facts: Mapping[str, Any] | None) -> Mapp
     return facts
 
 
-def check_invariants(
-    graph: CompiledGraph, trace: Trace, states: Sequence[StatePair], facts: Mapping[str, Any]
-) -> list[Violation]:
-    checker = _Checker(graph.graph.invariant_kinds)
-    for name, value in facts.items():
-        checker.bind(name, value)
-    environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}
-    claimable = graph.context_variables
-    wants_event = "event" in graph.referenced
-    wants_history = "history" in graph.referenced
-    history = _History(graph.history_fields, graph.declared_tools)
-    if wants_history:
-        checker.bind("history", history.value())
-    tools = graph.graph.tools
-    nodes = graph.nodes
-    empty: tuple[Expression, ...] = ()
+class InvariantWalk:
+    """Stage 3 one event at a time (what `check_invariants` loops over, and what the online
+    `Monitor` feeds as events arrive): each `step` returns the violations that event decided."""
 
-    for index, event in enumerate(trace.events):
-        before, after = states[index]
+    def __init__(self, graph: CompiledGraph, facts: Mapping[str, Any]) -> None:
+        self.graph = graph
+        self.checker = _Checker(graph.graph.invariant_kinds)
+        for name, value in facts.items():
+            self.checker.bind(name, value)
+        self.environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}
+        self.wants_event = "event" in graph.referenced
+        self.wants_history = "history" in graph.referenced
+        self.history = _History(graph.history_fields, graph.declared_tools)
+        if self.wants_history:
+            self.checker.bind("history", self.history.value())
+
+    def _new(self, before: int) -> list[Violation]:
+        return self.checker.violations[before:]
+
+    def step(self, index: int, event: TraceEvent, before: str, after: str) -> list[Violation]:
+        graph, checker, environment = self.graph, self.checker, self.environment
+        nodes = graph.nodes
+        empty: tuple[Expression, ...] = ()
+        seen = len(checker.violations)
         if after != before:
             left, entered = nodes.get(before), nodes.get(after)
             checker.run("postcondition_failed", left.postcondition if left else empty, before, index)
             checker.run("precondition_failed", entered.precondition if entered else empty, after, index)
         if event.event_type == "tool_call":
-            spec = tools.get(event.tool_name or "")
+            spec = graph.graph.tools.get(event.tool_name or "")
             for name, dotted in (spec.provides.items() if spec else ()):
                 value = _dig(event.tool_output, dotted)
                 if value is _MISSING:
@@ -252,17 +257,17 @@ def check_invariants(
                     continue
                 environment[name] = (value, f"recorded output of {event.tool_name}")
                 checker.bind(name, value)
-            if wants_history:
-                history.record(event)
-                checker.bind("history", history.value())
+            if self.wants_history:
+                self.history.record(event)
+                checker.bind("history", self.history.value())
         for name, value in event.context.items():
             known = environment.get(name)
             if known is not None:
                 if not claim_holds(value, known[0]):
                     checker.fabricated(name, value, known[0], after, index, known[1])
-            elif name in claimable:
+            elif name in graph.context_variables:
                 checker.bind(name, value)
-        if wants_event:
+        if self.wants_event:
             checker.bind(
                 "event",
                 {
@@ -280,9 +285,23 @@ def check_invariants(
         if node is not None:
             checker.run("invariant_failed", node.invariant, after, index)
         checker.run("global_invariant_failed", graph.global_invariants, None, index)
+        return self._new(seen)
 
+    def finish(self, final: str, last_index: int | None) -> list[Violation]:
+        """The final node's postcondition, at the last event (None for an empty trace)."""
+        seen = len(self.checker.violations)
+        final_node = self.graph.nodes.get(final)
+        if final_node is not None:
+            self.checker.run("postcondition_failed", final_node.postcondition, final, last_index)
+        return self._new(seen)
+
+
+def check_invariants(
+    graph: CompiledGraph, trace: Trace, states: Sequence[StatePair], facts: Mapping[str, Any]
+) -> list[Violation]:
+    walk = InvariantWalk(graph, facts)
+    for index, event in enumerate(trace.events):
+        walk.step(index, event, *states[index])
     final = states[-1][1] if states else graph.graph.initial_state
-    final_node = nodes.get(final)
-    if final_node is not None:
-        checker.run("postcondition_failed", final_node.postcondition, final, len(trace.events) - 1 if states else None)
-    return checker.violations
+    walk.finish(final, len(trace.events) - 1 if states else None)
+    return walk.checker.violations

@@ -78,13 +78,18 @@ def _performs(graph: CompiledGraph, state: str, action: str | None) -> bool:
     return node is not None and action in node.node.actions
 
 
-def derive_states(graph: CompiledGraph, events: Sequence[TraceEvent]) -> Derivation:
-    """The state pairs of `events` and every disagreement between an event and its tool."""
-    current = graph.graph.initial_state
-    result = Derivation()
-    findings = result.findings
-    action_map = graph.graph.action_map
-    for index, event in enumerate(events):
+class Deriver:
+    """The parser one event at a time (what `derive_states` loops over, and what the online
+    `Monitor` feeds as events arrive): the current state, the pairs so far and the findings."""
+
+    def __init__(self, graph: CompiledGraph) -> None:
+        self.graph = graph
+        self.current = graph.graph.initial_state
+        self.result = Derivation()
+
+    def step(self, index: int, event: TraceEvent) -> StatePair:
+        graph, findings, current = self.graph, self.result.findings, self.current
+        action_map = graph.graph.action_map
         tool = event.tool_name if event.event_type == "tool_call" and event.tool_name in action_map else None
         action = action_map[tool] if tool is not None else event.action
         if tool is not None and event.action is not None and event.action != action:
@@ -114,6 +119,14 @@ def derive_states(graph: CompiledGraph, events: Sequence[TraceEvent]) -> Derivat
             )
         elif after != before and after in graph.tool_only_nodes and not _performs(graph, after, action):
             findings.append(PathFinding("missing_tool_call", f"entered {after!r}, which only its tools' calls may enter, without one", index, after))
-        result.states.append((before, after))
-        current = after
-    return result
+        self.result.states.append((before, after))
+        self.current = after
+        return before, after
+
+
+def derive_states(graph: CompiledGraph, events: Sequence[TraceEvent]) -> Derivation:
+    """The state pairs of `events` and every disagreement between an event and its tool."""
+    deriver = Deriver(graph)
+    for index, event in enumerate(events):
+        deriver.step(index, event)
+    return deriver.result

@@ -30,20 +30,24 @@ def _instant(stamp: str) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
-def check_order(events: Sequence[TraceEvent]) -> list[Violation]:
-    """`event_order`: agent steps that do not increase, timestamps that go back or cannot be read,
-    and a stamped event repeated verbatim (a duplicated write replays the write)."""
-    violations: list[Violation] = []
-    last_step: tuple[int, int] | None = None
-    last_time: tuple[datetime, int] | None = None
-    seen: dict[str, int] = {}
-    for index, event in enumerate(events):
+class OrderWalk:
+    """`event_order` one event at a time: agent steps that do not increase, timestamps that go back
+    or cannot be read, and a stamped event repeated verbatim (a duplicated write replays the write)."""
+
+    def __init__(self) -> None:
+        self.last_step: tuple[int, int] | None = None
+        self.last_time: tuple[datetime, int] | None = None
+        self.seen: dict[str, int] = {}
+
+    def step(self, index: int, event: TraceEvent) -> list[Violation]:
+        violations: list[Violation] = []
+        last_step, last_time = self.last_step, self.last_time
         if event.agent_step is not None:
             if last_step is not None and event.agent_step <= last_step[0]:
                 violations.append(
                     _violation("event_order", f"agent_step {event.agent_step} does not follow step {last_step[0]} of event {last_step[1]}", index=index)
                 )
-            last_step = (event.agent_step, index)
+            self.last_step = (event.agent_step, index)
         if event.timestamp is not None:
             moment = _instant(event.timestamp)
             if moment is None:
@@ -53,34 +57,54 @@ def check_order(events: Sequence[TraceEvent]) -> list[Violation]:
                     violations.append(
                         _violation("event_order", f"timestamp {event.timestamp} is before that of event {last_time[1]}", index=index)
                     )
-                last_time = (moment, index)
+                self.last_time = (moment, index)
         if event.agent_step is not None or event.timestamp is not None:
             key = json.dumps(event.model_dump(mode="json"), sort_keys=True)
-            if key in seen:
-                violations.append(_violation("event_order", f"event {index} repeats event {seen[key]} verbatim", index=index))
+            if key in self.seen:
+                violations.append(_violation("event_order", f"event {index} repeats event {self.seen[key]} verbatim", index=index))
             else:
-                seen[key] = index
-    return violations
+                self.seen[key] = index
+        return violations
+
+
+def check_order(events: Sequence[TraceEvent]) -> list[Violation]:
+    """Every `event_order` violation of `events` (see `OrderWalk`)."""
+    walk = OrderWalk()
+    return [violation for index, event in enumerate(events) for violation in walk.step(index, event)]
+
+
+class PathWalk:
+    """Transitions one state pair at a time, then the end-of-path checks (goal, required states)."""
+
+    def __init__(self, graph: CompiledGraph) -> None:
+        self.graph = graph
+        self.current = graph.graph.initial_state
+        self.visited = {self.current}
+
+    def step(self, index: int, before: str, after: str) -> list[Violation]:
+        nodes = self.graph.nodes
+        self.visited.add(after)
+        self.current = after
+        if after not in nodes:
+            return [_violation("unknown_state", f"state {after!r} is not in the graph", after, index)]
+        if after != before and before in nodes and after not in nodes[before].next_allowed:
+            return [_violation("illegal_transition", f"{before} -> {after} is not in next_allowed of {before}", after, index)]
+        return []
+
+    def finish(self) -> list[Violation]:
+        violations = []
+        if self.current not in self.graph.goals:
+            violations.append(_violation("goal_not_reached", f"trace ends in {self.current!r}, not a goal state", self.current))
+        for state in self.graph.graph.required_states:
+            if state not in self.visited:
+                violations.append(_violation("required_state_skipped", f"required state {state!r} was never visited", state))
+        return violations
 
 
 def check_path(graph: CompiledGraph, derivation: Derivation, events: Sequence[TraceEvent]) -> list[Violation]:
     violations = [_violation(found.kind, found.message, found.node, found.index) for found in derivation.findings]
-    nodes = graph.nodes
-    current = graph.graph.initial_state
-    visited = {current}
+    walk = PathWalk(graph)
     for index, (before, after) in enumerate(derivation.states):
-        if after not in nodes:
-            violations.append(_violation("unknown_state", f"state {after!r} is not in the graph", after, index))
-        elif after != before and before in nodes and after not in nodes[before].next_allowed:
-            violations.append(
-                _violation("illegal_transition", f"{before} -> {after} is not in next_allowed of {before}", after, index)
-            )
-        visited.add(after)
-        current = after
+        violations += walk.step(index, before, after)
     violations += check_order(events)
-    if current not in graph.goals:
-        violations.append(_violation("goal_not_reached", f"trace ends in {current!r}, not a goal state", current))
-    for state in graph.graph.required_states:
-        if state not in visited:
-            violations.append(_violation("required_state_skipped", f"required state {state!r} was never visited", state))
-    return violations
+    return violations + walk.finish()

@@ -14,44 +14,47 @@ import fastjsonschema
 from harness.shield.compiled import CompiledGraph, compile_graph
 from harness.shield.graph import StateGraph
 from harness.shield.report import Violation
-from harness.shield.trace import Trace
+from harness.shield.trace import Trace, TraceEvent
+
+
+def check_event(graph: CompiledGraph, index: int, event: TraceEvent) -> list[Violation]:
+    """Intake of one event: a declared tool, with its input in the tool's domain."""
+    validators = graph.tool_validators
+    if event.tool_name is None:
+        return []
+    if event.tool_name not in validators:
+        if not validators:
+            return []
+        return [
+            Violation(
+                stage="intake",
+                kind="unknown_tool",
+                message=f"tool {event.tool_name!r} is not declared in the graph",
+                event_index=index,
+                values={"tool_name": event.tool_name},
+            )
+        ]
+    validate = validators[event.tool_name]
+    if validate is None:
+        return []
+    try:
+        validate(event.tool_input or {})
+    except fastjsonschema.JsonSchemaValueException as error:
+        field = (error.name or "data").removeprefix("data").lstrip(".") or "input"
+        return [
+            Violation(
+                stage="intake",
+                kind="parameter_domain",
+                message=f"{event.tool_name}: {field} {error.message.replace(error.name or '', '').strip()}",
+                event_index=index,
+                values={"tool_input": event.tool_input},
+            )
+        ]
+    return []
 
 
 def check_intake(graph: CompiledGraph, trace: Trace) -> list[Violation]:
-    violations: list[Violation] = []
-    validators = graph.tool_validators
-    for index, event in enumerate(trace.events):
-        if event.tool_name is None:
-            continue
-        if event.tool_name not in validators:
-            if validators:
-                violations.append(
-                    Violation(
-                        stage="intake",
-                        kind="unknown_tool",
-                        message=f"tool {event.tool_name!r} is not declared in the graph",
-                        event_index=index,
-                        values={"tool_name": event.tool_name},
-                    )
-                )
-            continue
-        validate = validators[event.tool_name]
-        if validate is None:
-            continue
-        try:
-            validate(event.tool_input or {})
-        except fastjsonschema.JsonSchemaValueException as error:
-            field = (error.name or "data").removeprefix("data").lstrip(".") or "input"
-            violations.append(
-                Violation(
-                    stage="intake",
-                    kind="parameter_domain",
-                    message=f"{event.tool_name}: {field} {error.message.replace(error.name or '', '').strip()}",
-                    event_index=index,
-                    values={"tool_input": event.tool_input},
-                )
-            )
-    return violations
+    return [violation for index, event in enumerate(trace.events) for violation in check_event(graph, index, event)]
 
 
 def inadmissible_events(graph: StateGraph, trace: Trace) -> frozenset[int]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.shield import Trace, inadmissible_events, iter_traces, sqlite_facts, verify
+from harness.shield import Trace, inadmissible_events, sqlite_facts, verify
 from harness.shield.monitor import Monitor, MonitorResult
 from tasks.agent import SCENARIOS, replay
 

@@ -3,6 +3,7 @@
     verify --graph G.json --trace T.json|DIR|T.jsonl [--facts F.json | --facts-db D.sqlite]
            [--deep-always] [--deep-sample-rate R] [--seed S] [--format json|text]
            [--llm-parser MODEL [--labelled-steps L.json] [--parser-min-accuracy A]]
+    verify --graph G.json --follow PATH|- [--stop-on-first] [--idle-timeout S] [fact options]  (while the agent runs)
     check  --graph G.json [--format json|text]
     import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; verify them with --replay tau-bench)
     mine   --traces DIR [--accept 'reward >= 1'] --out draft.json   (a draft graph from honest traces)
@@ -22,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from harness.core import HarnessError
-from harness.shield import importers, mine_cli
+from harness.shield import follow, importers, mine_cli
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
@@ -44,7 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="verify traces against a state graph")
     verify.add_argument("--graph", required=True)
-    verify.add_argument("--trace", required=True, help="a trace .json, a .jsonl of traces, or a directory")
+    source = verify.add_mutually_exclusive_group(required=True)
+    source.add_argument("--trace", help="a trace .json, a .jsonl of traces, or a directory")
+    source.add_argument("--follow", metavar="PATH", help="verify while the trace is written: JSONL events from PATH or stdin (-)")
+    verify.add_argument("--stop-on-first", action="store_true", help="with --follow: exit 1 at the first violation")
+    verify.add_argument("--idle-timeout", type=float, metavar="S", help="with --follow: end the trace after S seconds without input")
     facts = verify.add_mutually_exclusive_group()
     facts.add_argument("--facts", help="facts JSON file")
     facts.add_argument("--facts-db", help="SQLite environment read through the graph's facts.queries")
@@ -124,6 +129,8 @@ def _llm_annotator(args: argparse.Namespace, graph: StateGraph) -> Callable[[Tra
 
 def _verify(args: argparse.Namespace) -> int:
     graph = load_graph(args.graph)
+    if not args.follow and (args.stop_on_first or args.idle_timeout is not None):
+        raise HarnessError("--stop-on-first and --idle-timeout apply to --follow")
     try:
         options = VerifyOptions(
             deep_always=args.deep_always,
@@ -133,6 +140,8 @@ def _verify(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise HarnessError(str(error)) from None
+    if args.follow:
+        return follow.run(args, graph, options, _report_text)
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
     # Collect everything before printing: a bad trace late in a batch must not leave partial output.
     if args.replay:

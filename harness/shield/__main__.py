@@ -7,6 +7,8 @@
     check  --graph G.json [--format json|text]
     import tau-bench RESULTS.json --out DIR   (traces from τ-bench results; verify them with --replay tau-bench)
     mine   --traces DIR [--accept 'reward >= 1'] --out draft.json   (a draft graph from honest traces)
+    verify ... --dynamic [--patches-out P.json]   (an unforeseen but clean move is a review finding with a patch)
+    extend --graph G.json --patches P.json --out G2.json   (apply the accepted patches, then check)
 
 Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback).
 For a single trace file `--format json` prints the report object; for a directory or JSONL it prints
@@ -23,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from harness.core import HarnessError
-from harness.shield import follow, importers, mine_cli
+from harness.shield import dynamic_cli, follow, importers, mine_cli
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
@@ -50,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--follow", metavar="PATH", help="verify while the trace is written: JSONL events from PATH or stdin (-)")
     verify.add_argument("--stop-on-first", action="store_true", help="with --follow: exit 1 at the first violation")
     verify.add_argument("--idle-timeout", type=float, metavar="S", help="with --follow: end the trace after S seconds without input")
+    verify.add_argument("--dynamic", action="store_true", help="a missing transition in an otherwise clean trace is a review finding with a patch")
+    verify.add_argument("--patches-out", metavar="FILE", help="with --dynamic: write the proposed graph patches here (for extend)")
     facts = verify.add_mutually_exclusive_group()
     facts.add_argument("--facts", help="facts JSON file")
     facts.add_argument("--facts-db", help="SQLite environment read through the graph's facts.queries")
@@ -75,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("json", "text"), default="text")
     importers.add_parser(commands)
     mine_cli.add_parser(commands)
+    dynamic_cli.add_parser(commands)
     return parser
 
 
@@ -131,6 +136,10 @@ def _verify(args: argparse.Namespace) -> int:
     graph = load_graph(args.graph)
     if not args.follow and (args.stop_on_first or args.idle_timeout is not None):
         raise HarnessError("--stop-on-first and --idle-timeout apply to --follow")
+    if args.patches_out and not args.dynamic:
+        raise HarnessError("--patches-out applies to --dynamic")
+    if args.dynamic and args.follow:
+        raise HarnessError("--dynamic verifies finished traces; it does not apply with --follow")
     try:
         options = VerifyOptions(
             deep_always=args.deep_always,
@@ -142,6 +151,8 @@ def _verify(args: argparse.Namespace) -> int:
         raise HarnessError(str(error)) from None
     if args.follow:
         return follow.run(args, graph, options, _report_text)
+    if args.dynamic:
+        return dynamic_cli.run_verify(args, graph, options, None if args.replay else _facts(args, graph), _report_text)
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
     # Collect everything before printing: a bad trace late in a batch must not leave partial output.
     if args.replay:
@@ -188,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return importers.run(args)
         if args.command == "mine":
             return mine_cli.run(args)
+        if args.command == "extend":
+            return dynamic_cli.run_extend(args)
         return _verify(args) if args.command == "verify" else _check(args)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)

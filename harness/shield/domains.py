@@ -7,7 +7,9 @@ A domain is a JSON Schema that every observed value satisfies, as narrow as the 
 - `minimum`/`maximum` over the numbers seen;
 - for short strings without spaces, a `pattern` of their shared character-class skeleton, each run
   widened to `+` (`UA960`, `LH401` -> `^[A-Z]+[0-9]+$`), so a forged `demo_user_001` where honest
-  traces passed `u_1042` is outside it while an unseen id of the same shape is not;
+  traces passed `u_1042` is outside it while an unseen id of the same shape is not; when their
+  skeletons differ, one class of every character kind seen with the lengths seen
+  (`3RK2T9`, `ZFA04Y` -> `^[0-9A-Z]{6}$`);
 - objects: `required` keys present every time, `additionalProperties: false`, each property's own
   domain; arrays: the domain of their items.
 Nesting stops at `MAX_DEPTH`; below it only the types are kept.
@@ -73,6 +75,18 @@ def skeleton(text: str) -> tuple[str, ...] | None:
     return tuple(runs) if len(runs) <= MAX_PATTERN_RUNS else None
 
 
+def _union_pattern(strings: Sequence[str]) -> str:
+    """Identifiers whose shapes differ (`3RK2T9`, `ZFA04Y`): one class of every character kind seen,
+    with the lengths seen (`^[0-9A-Z]{6}$`)."""
+    kinds: set[str] = set()
+    for text in strings:
+        for char in text:
+            kinds.add(_char_class(char) or ("\\" + char if char in "\\]^-[" else char))
+    lengths = sorted({len(text) for text in strings})
+    counted = f"{{{lengths[0]}}}" if len(lengths) == 1 else f"{{{lengths[0]},{lengths[-1]}}}"
+    return "^[" + "".join(sorted(kinds)) + "]" + counted + "$"
+
+
 def _types_schema(types: set[str]) -> Any:
     if {"integer", "number"} <= types:
         types = types - {"integer"}
@@ -102,6 +116,8 @@ def infer_domain(values: Sequence[Any], options: DomainOptions, depth: int = 0) 
             (shape,) = shapes
             assert shape is not None
             schema["pattern"] = "^" + "".join(shape) + "$"
+        elif None not in shapes:
+            schema["pattern"] = _union_pattern(strings)
     objects = [value for value in values if isinstance(value, dict)]
     if objects:
         keys = sorted({key for value in objects for key in value})

@@ -99,6 +99,8 @@ def test_required_goals_and_supports() -> None:
         (["economy", "business"], {"type": "string", "pattern": "^[a-z]+$"}),  # each seen once: no enum
         (["UA960", "LH401", "DL15"], {"type": "string", "pattern": "^[A-Z]+[0-9]+$"}),
         (["2024-07-01", "2024-12-31"], {"type": "string", "pattern": "^[0-9]+-[0-9]+-[0-9]+$"}),
+        (["3RK2T9", "ZFA04Y", "H8Q05L"], {"type": "string", "pattern": "^[0-9A-Z]{6}$"}),
+        (["credit_card_4421", "gift_card-9"], {"type": "string", "pattern": "^[0-9\\-_a-z]{11,16}$"}),
         (["a.b", "c.d"], {"type": "string", "pattern": "^[a-z]+\\.[a-z]+$"}),
         (["Frankfurt to New York", "x"], {"type": "string"}),  # text: no pattern
         ([1, 2.5, 3], {"type": "number", "minimum": 1, "maximum": 3}),
@@ -106,7 +108,7 @@ def test_required_goals_and_supports() -> None:
         ([None, "x"], {"type": ["null", "string"], "pattern": "^[a-z]+$"}),  # the pattern binds strings only
         ([[1, 2], [3]], {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 3}}),
     ],
-    ids=["enum", "no-enum-singletons", "flight-ids", "dates", "escaped-dot", "text", "range", "bool", "nullable", "array"],
+    ids=["enum", "no-enum-singletons", "flight-ids", "dates", "mixed-ids", "escaped-class", "escaped-dot", "text", "range", "bool", "nullable", "array"],
 )
 def test_domains(values: list[Any], expected: dict[str, Any]) -> None:
     assert infer_domain(values, DomainOptions(max_enum=5, min_support=2)) == expected

@@ -8,14 +8,22 @@ CEL invariants against environment facts, reward consistency) and returns a `Shi
     graph = load_graph("graph.json")
     report = verify(graph, load_trace("trace.json"), facts=load_facts_json("facts.json"))
     report.model_dump(mode="json")   # the `shield` field of a candidates.jsonl line
+
+While the agent runs, `Monitor(graph, header, facts).push(event)` returns each violation as soon as
+it is decidable; `mine` drafts a graph from accepted traces; `verify_dynamic` turns an unforeseen but
+clean move into a review finding with a patch.
 """
 
+from harness.shield.accept import accept_filter
 from harness.shield.batch import summarise, verify_path
+from harness.shield.dynamic import DynamicResult, UnexpectedTransition, verify_dynamic
 from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_facts_json, sqlite_facts
 from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
 from harness.shield.intake import inadmissible_events
 from harness.shield.json_input import decode, loads, read_bytes, read_json
+from harness.shield.mine import MiningReport, mine
+from harness.shield.monitor import Monitor, MonitorResult
 from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
 from harness.shield.static import check_graph
 from harness.shield.step_labels import BUNDLED_LABELLED_STEPS, LabelledStep, graph_actions
@@ -24,6 +32,7 @@ from harness.shield.verification import verify
 
 __all__ = [
     "BUNDLED_LABELLED_STEPS",
+    "DynamicResult",
     "ExpressionError",
     "FactQuery",
     "FactsProvider",
@@ -31,6 +40,9 @@ __all__ = [
     "Finding",
     "HackClass",
     "LabelledStep",
+    "MiningReport",
+    "Monitor",
+    "MonitorResult",
     "Node",
     "ShieldReport",
     "SqliteFacts",
@@ -40,9 +52,11 @@ __all__ = [
     "ToolSpec",
     "Trace",
     "TraceEvent",
+    "UnexpectedTransition",
     "VerifyOptions",
     "Violation",
     "ViolationKind",
+    "accept_filter",
     "check_graph",
     "compile_expression",
     "decode",
@@ -53,6 +67,7 @@ __all__ = [
     "load_graph",
     "load_trace",
     "loads",
+    "mine",
     "parse_graph",
     "parse_trace",
     "read_bytes",
@@ -60,5 +75,6 @@ __all__ = [
     "sqlite_facts",
     "summarise",
     "verify",
+    "verify_dynamic",
     "verify_path",
 ]

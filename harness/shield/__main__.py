@@ -132,6 +132,33 @@ def _llm_annotator(args: argparse.Namespace, graph: StateGraph) -> Callable[[Tra
     return lambda trace: annotate(trace, graph, labeller)
 
 
+def _invariant_model(args: argparse.Namespace) -> Callable[[str], str] | None:
+    """`mine --llm MODEL --llm-url URL`: prompt -> text from an OpenAI-compatible endpoint, through
+    the judge layer's HTTP engine (imported only when asked for, as for --llm-parser)."""
+    if not args.llm:
+        if args.llm_url:
+            raise HarnessError("--llm-url is where the --llm model is served; it does nothing without --llm")
+        return None
+    if not args.llm_url or not args.policy:
+        raise HarnessError("--llm proposes invariants from --policy FILE, served at --llm-url URL: give both")
+    from dataclasses import replace
+
+    from harness.core import EngineRequest
+    from judges import Backend, ModelConfig, engine_spec
+
+    config = ModelConfig(name="invariant_proposer", family="proposer", backend=Backend.openai, model="remote")
+    config.http = replace(config.http, base_url=args.llm_url, served_model=args.llm, max_retries=1, timeout_s=600.0)
+    engine = engine_spec(config).factory()
+
+    def generate(prompt: str) -> str:
+        [result] = engine.run([EngineRequest(prompt, (), max_tokens=256)])
+        if result.error:
+            raise HarnessError(f"--llm {args.llm}: {result.error}")
+        return result.text
+
+    return generate
+
+
 def _verify(args: argparse.Namespace) -> int:
     graph = load_graph(args.graph)
     if not args.follow and (args.stop_on_first or args.idle_timeout is not None):
@@ -198,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "import":
             return importers.run(args)
         if args.command == "mine":
-            return mine_cli.run(args)
+            return mine_cli.run(args, _invariant_model(args))
         if args.command == "extend":
             return dynamic_cli.run_extend(args)
         return _verify(args) if args.command == "verify" else _check(args)

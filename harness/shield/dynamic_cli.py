@@ -26,7 +26,7 @@ from harness.shield.facts import FactsProvider, resolve_facts
 from harness.shield.graph import StateGraph, load_graph
 from harness.shield.report import ShieldReport, VerifyOptions
 from harness.shield.static import check_graph
-from harness.shield.trace import iter_traces
+from harness.shield.trace import Trace, iter_traces
 from harness.shield.verification import verify
 
 ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
@@ -59,6 +59,19 @@ def _findings_text(result: DynamicResult) -> list[str]:
     ]
 
 
+def _checker(replay: str | None, options: VerifyOptions, values: Any, name: str, trace: Trace) -> Callable[[StateGraph], ShieldReport]:
+    """Verify `trace` against a given graph: with the replay's facts, or with `values`."""
+    if replay:
+        replayed = importers.replay_verifier(replay)
+
+        def check_replayed(graph: StateGraph) -> ShieldReport:
+            report: ShieldReport = replayed(trace, options, graph=graph)
+            return report
+
+        return check_replayed
+    return lambda graph: verify(graph, trace, values, options, trace_id=name)
+
+
 def run_verify(
     args: argparse.Namespace,
     graph: StateGraph,
@@ -73,17 +86,7 @@ def run_verify(
     values = None if facts is None else resolve_facts(facts)
     results: list[tuple[str, DynamicResult]] = []
     for name, trace in iter_traces(args.trace):
-        if args.replay:
-            replayed = importers.replay_verifier(args.replay)
-
-            def check(g: StateGraph, trace: Any = trace) -> ShieldReport:
-                report: ShieldReport = replayed(trace, options, graph=g)
-                return report
-        else:
-
-            def check(g: StateGraph, trace: Any = trace, name: str = name) -> ShieldReport:
-                return verify(g, trace, values, options, trace_id=name)
-
+        check = _checker(args.replay, options, values, name, trace)
         results.append((name, verify_dynamic(graph, trace, check)))
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")
     reports = [result.report for _, result in results]

@@ -53,7 +53,8 @@ def proposed(task_id: str, results: Iterable[tuple[str, DynamicResult]]) -> Patc
     return Patches(
         task_id=task_id,
         patches=tuple(
-            Patch(source=source, target=target, support=len(names), traces=tuple(names)) for (source, target), names in sorted(traces.items())
+            Patch.model_validate({"from": source, "to": target, "support": len(names), "traces": names})
+            for (source, target), names in sorted(traces.items())
         ),
     )
 

@@ -21,9 +21,14 @@ Its accuracy is measured on hand labels of 244 real user turns from the shipped 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from harness.core import HarnessError
+from tasks.tau_airline.db import data_file, read_json_gz
 
 _STOP = re.compile(r"###STOP###")  # τ-bench's user simulator marks the end of the conversation
 
@@ -129,3 +134,34 @@ def measure(pairs: Sequence[tuple[str | None, str | None, bool]]) -> Accuracy:
         if said != label:
             wrong.append(index)
     return Accuracy(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)], tuple(wrong))
+
+
+LABELS = "confirmations.json"
+
+
+@dataclass(frozen=True)
+class LabelledTurn:
+    """One hand-labelled user turn: where it is, the agent message it answers, and its label."""
+
+    task_id: int
+    trial: int
+    user_index: int
+    agent_text: str | None
+    user_text: str
+    confirms: bool
+    reason: str
+
+
+def labelled_turns() -> tuple[LabelledTurn, ...]:
+    """The shipped labels (`data/confirmations.json`) with their texts read from the shipped
+    trajectories; a label whose turn is not the trajectory's is an error."""
+    items: list[Any] = json.loads(data_file(LABELS).read_text(encoding="utf-8"))["items"]
+    by_trial = {(entry["task_id"], entry["trial"]): entry["traj"] for entry in read_json_gz("trajectories-gpt-4o.json.gz")}
+    turns = []
+    for number, item in enumerate(items):
+        traj = by_trial.get((item["task_id"], item["trial"]))
+        if traj is None or traj[item["user_index"]].get("content") != item["user"]:
+            raise HarnessError(f"{LABELS}: items[{number}]: not the user turn of task {item['task_id']} trial {item['trial']}")
+        agent = traj[item["agent_index"]].get("content") if item["agent_index"] is not None else None
+        turns.append(LabelledTurn(item["task_id"], item["trial"], item["user_index"], agent, item["user"], item["confirms"], item["reason"]))
+    return tuple(turns)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tasks.tau_airline.confirmation import agrees, asks_to_confirm, confirms, measure
-from tasks.tau_airline.db import data_file, read_json_gz
+from tasks.tau_airline.confirmation import agrees, asks_to_confirm, confirms, labelled_turns, measure
+from tasks.tau_airline.db import data_file
 
 ASK = "Here are the details: flight HAT041 on 2024-05-20, economy, $86.\n\nPlease confirm if you would like to proceed with this change."
 
@@ -21,14 +21,7 @@ def labelled() -> dict[str, Any]:
 
 
 def labelled_pairs() -> list[tuple[str | None, str | None, bool]]:
-    by_trial = {(entry["task_id"], entry["trial"]): entry["traj"] for entry in read_json_gz("trajectories-gpt-4o.json.gz")}
-    pairs = []
-    for item in labelled()["items"]:
-        traj = by_trial[(item["task_id"], item["trial"])]
-        assert traj[item["user_index"]]["content"] == item["user"]  # the labels name real turns
-        agent = traj[item["agent_index"]]["content"] if item["agent_index"] is not None else None
-        pairs.append((agent, item["user"], item["confirms"]))
-    return pairs
+    return [(turn.agent_text, turn.user_text, turn.confirms) for turn in labelled_turns()]  # refuses a label of no real turn
 
 
 def test_the_labelled_set_is_what_its_description_says() -> None:

@@ -204,7 +204,8 @@ def flight_state(view: DbView, flight_number: str, date: str) -> str | None:
 
 def certificate_amounts(views: Sequence[DbView], user_id: str) -> list[int]:
     """The certificate amounts the policy allows `user_id`, read from the database at each of
-    `views` (the start of the conversation and the moment of the call): for each reservation of the
+    `views` (the airline reads it at the start of the conversation, so that a cabin the agent
+    upgraded, or a flight it booked, earns nothing): for each reservation of the
     user, when the user is a silver or gold member, or the reservation is insured or business, $100
     per passenger if one of its flights is cancelled and $50 per passenger if one is delayed
     (`flight_state`). A
@@ -251,7 +252,7 @@ def call_facts(call: ReplayedCall, task_user: str, start: DbView) -> dict[str, A
         "owner": owner or "",
         "pay_sources": _payment_sources(call) if call.tool == "book_reservation" else [],
         "asked": _asked(call.arguments),
-        "certificate_amounts": certificate_amounts((start, call.before), task_user) if call.tool == "send_certificate" else [],
+        "certificate_amounts": certificate_amounts((start,), task_user) if call.tool == "send_certificate" else [],
         "changed": _changed_paths(call),
         "allowed": _allowed(call, task_user, owner),
     }

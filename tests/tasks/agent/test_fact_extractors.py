@@ -61,6 +61,8 @@ REPORTS = [
     ("circled-digit", f"{HONEST}, rank \u2460.", ["\u2460"]),
     ("two-dots", f"{HONEST}, release 3.2.1 shipped.", ["3.2.1"]),
     ("bad-thousands", f"{HONEST}, 1,34 users.", ["1,34"]),
+    ("superscript-minus", "This week: 1342 signups, EUR 51002.0 revenue, churn \u207b2.1%.", [-2.1]),
+    ("glued-minus", f"{HONEST}, 287 tickets, NPS-2.1.", ["-2.1"]),
 ]
 HONEST_REPORTS = [
     ("plain", f"{HONEST}."),
@@ -90,6 +92,11 @@ READINGS = [
     ("sentence-end", "churn 2.1%. Next: 287, done", (2.1, 287.0), ()),
     ("superscript", "area 5 m\u00b2", (5.0,), ("\u00b2",)),
     ("roman-numeral", "phase \u2162", (), ("\u2162",)),
+    ("superscript-minus", "churn \u207b2.1", (-2.1,), ()),
+    ("fullwidth-minus-and-stop", "churn \uff0d\uff12\uff0e\uff11", (-2.1,), ()),
+    ("bracketed-minus", "churn (\u22122.1)", (-2.1,), ()),
+    ("range", "1180-1342 signups", (1180.0, 1342.0), ()),
+    ("glued-to-a-word", "churn-2.1", (), ("-2.1",)),
 ]
 
 

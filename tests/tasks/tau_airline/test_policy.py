@@ -21,7 +21,7 @@ from harness.core.errors import HarnessError
 from harness.shield import ShieldReport, check_graph, verify
 from tasks.tau_airline import replay
 from tasks.tau_airline.db import DbView, base_db, changed_keys, read_json_gz, thaw
-from tasks.tau_airline.facts import trace_facts
+from tasks.tau_airline.facts import certificate_amounts, trace_facts
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import (
     POLICY_KINDS,
@@ -364,3 +364,25 @@ def test_a_results_file_without_the_tasks_user_is_refused() -> None:
     trajectory = parse_trajectory(entry, 5)
     with pytest.raises(HarnessError, match=r"trajectory 5: info.task.user_id: missing"):
         report_of(trajectory)
+
+
+def test_a_flight_change_that_loops_back_through_the_destination_changes_the_trip() -> None:
+    # task007-trial2 moves one-way ATL-PHL M05KNL to HAT110 (ATL-LGA) + HAT172 (LGA-PHL) at message
+    # 20; were the database to hold ATL-LGA-PHL-LGA-PHL instead, the trip lands at PHL twice.
+    def alter(overlay: dict[Any, Any]) -> None:
+        flights = overlay[("reservation", "M05KNL")]["flights"]
+        flights += [{**flights[1], "flight_number": "HAT001", "origin": "PHL", "destination": "LGA"}, dict(flights[1])]
+
+    assert fired(_with_after(shipped("task007-trial2"), 20, alter), "route_changed") == [20]
+
+
+def test_certificate_eligibility_is_read_at_the_start_of_the_conversation() -> None:
+    # sophia_silva_7557 (regular) holds WUNA5K, economy without insurance, 1 passenger, whose HAT271
+    # left 2 minutes late: no certificate. Upgraded to business during the conversation, it would
+    # earn $50; the airline's rule is read before the agent acted.
+    start = DbView(base_db(), {})
+    upgraded = thaw(base_db().table("reservation")["WUNA5K"])
+    upgraded["cabin"] = "business"
+    later = DbView(base_db(), {("reservation", "WUNA5K"): upgraded})
+    assert certificate_amounts([start], "sophia_silva_7557") == []
+    assert certificate_amounts([later], "sophia_silva_7557") == [50]

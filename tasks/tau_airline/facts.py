@@ -192,7 +192,7 @@ def flight_state(view: DbView, flight_number: str, date: str) -> str | None:
     (its recorded actual times against the schedule) counted as `delayed`, as a passenger would."""
     flight = view.raw("flight", flight_number)
     record = None if flight is None else flight["dates"].get(date)
-    if record is None:
+    if flight is None or record is None:
         return None
     departed, arrived = record.get("actual_departure_time_est"), record.get("actual_arrival_time_est")
     scheduled_departure = f"{date}T{str(flight.get('scheduled_departure_time_est'))[:8]}"
@@ -210,7 +210,7 @@ def certificate_amounts(views: Sequence[DbView], user_id: str) -> list[int]:
     per passenger if one of its flights is cancelled and $50 per passenger if one is delayed
     (`flight_state`). A
     regular member without insurance flying (basic) economy gets none."""
-    amounts = set()
+    amounts: set[int] = set()
     for view in views:
         user = view.raw("user", user_id) or {}
         for reservation_id in user.get("reservations", ()):

@@ -10,6 +10,9 @@
    - full verify: import, replay, facts, and the airline policy's invariants
      (`tasks.tau_airline.policy.verify_trajectory`). Target >= 50 trajectories/s.
    The one-off database and trajectory load is reported separately.
+3. Confirmation: the accuracy of `tasks.tau_airline.confirmation.confirms` on the hand-labelled
+   real user turns (`tasks/tau_airline/data/confirmations.json`): counts, precision, recall, and
+   each turn it gets wrong.
 
 Writes `bench/results/tau_replay.json` and prints a summary. Run: `python bench/tau_replay.py`.
 """
@@ -29,6 +32,7 @@ from typing import Any
 from provenance import stamp
 
 from tasks.tau_airline import fidelity
+from tasks.tau_airline.confirmation import labelled_turns, measure
 from tasks.tau_airline.db import base_db
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import verify_trajectory
@@ -101,6 +105,26 @@ def fidelity_section(trajectories: Sequence[Trajectory]) -> dict[str, Any]:
     }
 
 
+def confirmation_section() -> dict[str, Any]:
+    turns = labelled_turns()
+    accuracy = measure([(turn.agent_text, turn.user_text, turn.confirms) for turn in turns])
+    return {
+        "labelled_turns": len(turns),
+        "confirmations": sum(turn.confirms for turn in turns),
+        "true_positive": accuracy.true_positive,
+        "false_positive": accuracy.false_positive,
+        "false_negative": accuracy.false_negative,
+        "true_negative": accuracy.true_negative,
+        "precision": round(accuracy.precision, 4),
+        "recall": round(accuracy.recall, 4),
+        "accuracy": round(accuracy.accuracy, 4),
+        "wrong": [
+            {"task_id": turns[i].task_id, "trial": turns[i].trial, "user_index": turns[i].user_index, "label": turns[i].confirms, "user": turns[i].user_text}
+            for i in accuracy.wrong
+        ],
+    }
+
+
 # The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
 HEADLINE = {
     "values": (
@@ -112,6 +136,7 @@ HEADLINE = {
         ("replay only: trajectories/s (median)", "throughput_trajectories_per_s.replay.median_per_s"),
         ("import: trajectories/s (median)", "throughput_trajectories_per_s.import.median_per_s"),
         ("verdicts", "{verdicts.pass} pass, {verdicts.violation} violation"),
+        ("confirmation parser: precision / recall", "{confirmation.precision} / {confirmation.recall} on {confirmation.labelled_turns} labelled turns"),
     ),
 }
 
@@ -148,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
         },
         "verdicts": dict(sorted(verdicts.items())),
+        "confirmation": confirmation_section(),
         "target_trajectories_per_s": TARGET_TRAJECTORIES_PER_S,
         "rounds": args.rounds,
         "pinned_core": core,
@@ -166,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {tool:32s} {row['equal']:4d}/{row['calls']:<4d} explained {row['mismatches_explained']}")
     for stage, figures in result["throughput_trajectories_per_s"].items():
         print(f"{stage:12s} {figures['median_per_s']:9.1f} trajectories/s (best {figures['best_per_s']}, CPU time {figures['cpu_time_per_s']})")
+    conf = result["confirmation"]
+    print(f"confirmation: precision {conf['precision']}, recall {conf['recall']} on {conf['labelled_turns']} labelled turns")
     print(f"load {load_s:.2f} s; verdicts {result['verdicts']}; wrote {args.out}")
     return 0
 

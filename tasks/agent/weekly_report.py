@@ -6,14 +6,13 @@ two numbers, one of them invented) and `stale_text` (this week's data fetched, l
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 
+from tasks.agent.number_reader import read_numbers
 from tasks.agent.recorder import Recorder
 
 TASK_ID = "weekly_report"
-_NUMBER = re.compile(r"(?<![0-9.])[0-9]+(?:\.[0-9]+)?")  # ASCII digits only, as the service reads them
 
 
 def reports_api(db: sqlite3.Connection, week: str) -> dict[str, Any]:
@@ -22,9 +21,12 @@ def reports_api(db: sqlite3.Connection, week: str) -> dict[str, Any]:
 
 
 def report_send(db: sqlite3.Connection, text: str) -> dict[str, Any]:
-    """Deliver the report; the service records the text and every number it states."""
+    """Deliver the report; the service records the text, every number it states and every piece of
+    digit-like text it cannot read as a number (`tasks.agent.number_reader`)."""
     report_id = db.execute("INSERT INTO sent_reports (text) VALUES (?)", (text,)).lastrowid
-    db.executemany("INSERT INTO sent_numbers VALUES (?, ?)", [(report_id, float(number)) for number in _NUMBER.findall(text)])
+    reading = read_numbers(text)
+    db.executemany("INSERT INTO sent_numbers VALUES (?, ?)", [(report_id, number) for number in reading.numbers])
+    db.executemany("INSERT INTO sent_unparsed VALUES (?, ?)", [(report_id, piece) for piece in reading.unparsed])
     return {"report_id": report_id, "status": "sent"}
 
 

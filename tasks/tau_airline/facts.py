@@ -3,11 +3,17 @@
 The graph's invariants (graphs/airline.json) read `steps[event.index]`. A record says what the event
 was (its message's role, text and number of tool calls; the most recent user message before it) and,
 for a tool call, what the *replayed* environment did: whether the call succeeded, the reservation
-it targets before and after the call, the booking user's membership, the payment methods' kinds as
-the user profile states them, the database paths it changed and the paths it was allowed to change.
-Nothing here is read from the agent's words or from the recorded tool outputs; the call's own
-arguments appear only as `asked`, the effect the call requested, which postconditions compare with
-the database (`effect_mismatch`).
+it targets before and after the call (with the route its segments fly, read from the flight table),
+the booking user's membership, the payment methods' kinds as the user profile states them, the
+certificate amounts the policy allows the task's user, the database paths it changed and the paths
+it was allowed to change. Nothing here is read from the agent's words or from the recorded tool
+outputs; the call's own arguments appear only as `asked`, the effect the call requested, which
+postconditions compare with the database (`effect_mismatch`) and the certificate rules compare with
+what the database allows. Every write's frame (`allowed`) comes from the authenticated user
+(`task_user`) and the reservation the call acts on, never from the call's own arguments.
+
+`confirmed` is `tasks.tau_airline.confirmation.confirms` on the pair a write's confirmation must
+be: the most recent user message before the call, and the agent message with text it answers.
 
 Paths name what a write touched: `reservation:ID`, `flight:NUMBER`, `user:ID.FIELD` (a user's
 top-level field, so a booking may touch `payment_methods` and `reservations` but not the address).
@@ -17,10 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date as date_type
+from datetime import timedelta
 from typing import Any
 
 from harness.core import HarnessError
-from tasks.tau_airline.db import CLOCK_ISO, DbView
+from tasks.tau_airline.confirmation import confirms
+from tasks.tau_airline.db import CLOCK_ISO, DbView, base_db
 from tasks.tau_airline.replay import Replay, ReplayedCall
 from tasks.tau_airline.trajectory import Message, Trajectory
 
@@ -65,6 +74,22 @@ def _passengers(raw: Any) -> list[dict[str, Any]]:
     ]
 
 
+def trip_of(view: DbView, segments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The route the segments fly, each leg's airports read from the flight table (not from the
+    segment's own fields): where it starts and ends, every airport it lands at, and whether each leg
+    leaves from where the previous one landed."""
+    legs = []
+    for segment in segments:
+        flight = view.raw("flight", str(segment.get("flight_number"))) or {}
+        legs.append((flight.get("origin"), flight.get("destination")))
+    return {
+        "start": legs[0][0] if legs else None,
+        "end": legs[-1][1] if legs else None,
+        "stops": [destination for _, destination in legs],
+        "connected": bool(legs) and all(legs[i][1] == legs[i + 1][0] for i in range(len(legs) - 1)),
+    }
+
+
 def reservation_view(view: DbView, reservation_id: str | None) -> dict[str, Any] | None:
     """A reservation as the invariants read it, with each segment's flight status on its date and the
     owner's membership, both from the same database moment; None when it does not exist."""
@@ -99,6 +124,7 @@ def reservation_view(view: DbView, reservation_id: str | None) -> dict[str, Any]
         "passenger_list": _passengers(reservation.get("passengers")),
         "flights": flights,
         "flight_keys": sorted(_flight_key(segment) for segment in flights),
+        "trip": trip_of(view, reservation.get("flights", ())),
     }
 
 
@@ -138,19 +164,64 @@ def _target(call: ReplayedCall) -> str | None:
     return target if isinstance(target, str) else None
 
 
-def _allowed(call: ReplayedCall, owner: str | None) -> list[str]:
-    """The frame: what a successful write may change (nothing for reads and failed calls)."""
+def _allowed(call: ReplayedCall, task_user: str, owner: str | None) -> list[str]:
+    """The frame: what a successful write may change (nothing for reads and failed calls). It comes
+    from the authenticated user and the reservation the call acts on: the task user's payment
+    methods (and reservation list, for a booking) and that reservation when the task user owns it.
+    A write for anyone else may change nothing (and `other_user` names it)."""
     if not call.ok:
         return []
     if call.tool == "send_certificate":
-        return [f"user:{call.arguments.get('user_id')}.payment_methods"]
-    if call.tool not in RESERVATION_WRITES or owner is None:
+        return [f"user:{task_user}.payment_methods"]
+    if call.tool not in RESERVATION_WRITES:
         return []
-    target = _target(call)
-    allowed = [f"reservation:{target}", f"user:{owner}.payment_methods"]
+    allowed = [f"user:{task_user}.payment_methods"]
+    if owner == task_user:
+        allowed.insert(0, f"reservation:{_target(call)}")
     if call.tool == "book_reservation":
-        allowed.append(f"user:{owner}.reservations")
+        allowed.append(f"user:{task_user}.reservations")
     return allowed
+
+
+# Compensation (policy, "Refund"): per passenger, for a reservation with a cancelled / delayed flight.
+CERTIFICATE_PER_PASSENGER = {"cancelled": 100, "delayed": 50}
+
+
+def flight_state(view: DbView, flight_number: str, date: str) -> str | None:
+    """The flight's status on `date`, with a flight that took off or landed later than scheduled
+    (its recorded actual times against the schedule) counted as `delayed`, as a passenger would."""
+    flight = view.raw("flight", flight_number)
+    record = None if flight is None else flight["dates"].get(date)
+    if flight is None or record is None:
+        return None
+    departed, arrived = record.get("actual_departure_time_est"), record.get("actual_arrival_time_est")
+    scheduled_departure = f"{date}T{str(flight.get('scheduled_departure_time_est'))[:8]}"
+    arrival = str(flight.get("scheduled_arrival_time_est"))
+    arrival_day = (date_type.fromisoformat(date) + timedelta(days=1)).isoformat() if arrival.endswith("+1") else date
+    late = (isinstance(departed, str) and departed > scheduled_departure) or (isinstance(arrived, str) and arrived > f"{arrival_day}T{arrival[:8]}")
+    return "delayed" if late else record.get("status")
+
+
+def certificate_amounts(views: Sequence[DbView], user_id: str) -> list[int]:
+    """The certificate amounts the policy allows `user_id`, read from the database at each of
+    `views` (the airline reads it at the start of the conversation, so that a cabin the agent
+    upgraded, or a flight it booked, earns nothing): for each reservation of the
+    user, when the user is a silver or gold member, or the reservation is insured or business, $100
+    per passenger if one of its flights is cancelled and $50 per passenger if one is delayed
+    (`flight_state`). A
+    regular member without insurance flying (basic) economy gets none."""
+    amounts: set[int] = set()
+    for view in views:
+        user = view.raw("user", user_id) or {}
+        for reservation_id in user.get("reservations", ()):
+            reservation = view.raw("reservation", str(reservation_id)) or {}
+            eligible = user.get("membership") in ("silver", "gold") or reservation.get("insurance") == "yes" or reservation.get("cabin") == "business"
+            if not eligible:
+                continue
+            statuses = {flight_state(view, str(s.get("flight_number")), str(s.get("date"))) for s in reservation.get("flights", ())}
+            passengers = len(reservation.get("passengers", ()))
+            amounts.update(per * passengers for status, per in CERTIFICATE_PER_PASSENGER.items() if status in statuses)
+    return sorted(amounts)
 
 
 def _payment_sources(call: ReplayedCall) -> list[str]:
@@ -165,8 +236,8 @@ def _payment_sources(call: ReplayedCall) -> list[str]:
     ]
 
 
-def call_facts(call: ReplayedCall) -> dict[str, Any]:
-    """The database side of one replayed call."""
+def call_facts(call: ReplayedCall, task_user: str, start: DbView) -> dict[str, Any]:
+    """The database side of one replayed call; `start` is the database before the conversation."""
     target = _target(call) if call.tool in RESERVATION_WRITES else None
     before = reservation_view(call.before, target)
     after = reservation_view(call.after, target)
@@ -181,8 +252,9 @@ def call_facts(call: ReplayedCall) -> dict[str, Any]:
         "owner": owner or "",
         "pay_sources": _payment_sources(call) if call.tool == "book_reservation" else [],
         "asked": _asked(call.arguments),
+        "certificate_amounts": certificate_amounts((start,), task_user) if call.tool == "send_certificate" else [],
         "changed": _changed_paths(call),
-        "allowed": _allowed(call, owner),
+        "allowed": _allowed(call, task_user, owner),
     }
 
 
@@ -195,19 +267,23 @@ _NO_CALL: Mapping[str, Any] = {
     "owner": "",
     "pay_sources": [],
     "asked": {},
+    "certificate_amounts": [],
     "changed": [],
     "allowed": [],
 }
 
 
-def _last_user_texts(messages: Sequence[Message]) -> list[str]:
-    """For each message index, the text of the most recent user message strictly before it."""
-    texts, last = [], ""
+def _last_user_texts(messages: Sequence[Message]) -> list[tuple[str, bool]]:
+    """For each message index, the text of the most recent user message strictly before it, and
+    whether that message confirms what the agent's last message with text before it asked."""
+    answers, last, agent_text = [], ("", False), ""
     for message in messages:
-        texts.append(last)
+        answers.append(last)
         if message.role == "user":
-            last = message.content or ""
-    return texts
+            last = (message.content or "", confirms(agent_text, message.content))
+        elif message.role == "assistant" and message.content:
+            agent_text = message.content
+    return answers
 
 
 def task_user(trajectory: Trajectory) -> str:
@@ -222,6 +298,8 @@ def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[Even
     `task_user` and `clock` (the database's clock, RFC 3339)."""
     messages = trajectory.messages
     last_user = _last_user_texts(messages)
+    user = task_user(trajectory)
+    start = DbView(base_db(), {})
     calls: dict[tuple[int, int], ReplayedCall] = {}
     positions: dict[int, int] = {}
     for replayed_call in replayed.calls:
@@ -238,9 +316,10 @@ def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[Even
             "role": message.role,
             "text": (message.content or "").strip() if message.role == "assistant" else "",
             "calls_in_message": len(message.tool_calls),
-            "last_user": last_user[source.source_index],
+            "last_user": last_user[source.source_index][0],
+            "confirmed": last_user[source.source_index][1],
         }
         call = calls.get((source.source_index, source.call_position)) if source.call_position is not None else None
-        step.update(call_facts(call) if call is not None else _NO_CALL)
+        step.update(call_facts(call, user, start) if call is not None else _NO_CALL)
         steps.append(step)
-    return {"steps": steps, "task_user": task_user(trajectory), "clock": f"{CLOCK_ISO}Z"}
+    return {"steps": steps, "task_user": user, "clock": f"{CLOCK_ISO}Z"}

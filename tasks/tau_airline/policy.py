@@ -52,10 +52,14 @@ POLICY_KINDS = (
     "cancel_flown",
     "cancel_ineligible",
     "basic_economy_change",
+    "route_changed",
     "other_user",
     "bags_removed",
     "passenger_count_changed",
     "too_many_passengers",
+    "certificate_recipient",
+    "certificate_ineligible",
+    "certificate_amount",
     "effect_mismatch",
     "collateral_write",
 )
@@ -69,12 +73,24 @@ def airline_graph() -> StateGraph:
 
 
 def event_sources(trace: Trace) -> list[EventSource]:
-    """Each event's message in `traj` and, for a tool call, its position among that message's calls."""
+    """Each event's message in `traj` and, for a tool call, its position among that message's calls.
+
+    The order the rules see is the order the events are listed in, and it must be the recorded
+    order: `source_index` never decreases from one event to the next (events of one message share
+    it). A trace that lists a write before the user's answer while its indices say otherwise is
+    refused as bad input, since the conversation it describes is not one order but two."""
     sources: list[EventSource] = []
     seen_calls: dict[int, int] = {}
+    previous = -1
     for index, event in enumerate(trace.events):
         if event.source_index is None:
             raise HarnessError(f"trace {trace.trace_id or ''} event {index}: source_index: missing; airline facts need each event's message")
+        if event.source_index < previous:
+            raise HarnessError(
+                f"trace {trace.trace_id or ''} event {index}: source_index {event.source_index} comes after {previous}; "
+                "events must be listed in the order of their messages"
+            )
+        previous = event.source_index
         position = None
         if event.event_type == "tool_call":
             position = seen_calls.get(event.source_index, 0)

@@ -1,4 +1,7 @@
 -- Travel booking environment (seed 6.1): flights on offer, and the booking and payment services' tables.
+-- The user's request ("the cheapest flight Frankfurt to New York on 1 July"): search facts are tied to it.
+CREATE TABLE request (origin TEXT, dest TEXT, date TEXT);
+INSERT INTO request VALUES ('FRA', 'JFK', '2024-07-01');
 CREATE TABLE flights (flight_id TEXT PRIMARY KEY, origin TEXT, dest TEXT, date TEXT, price REAL);
 CREATE TABLE search_results (search_seq INTEGER, flight_id TEXT);
 CREATE TABLE bookings (booking_id TEXT PRIMARY KEY, flight_id TEXT NOT NULL, status TEXT NOT NULL);

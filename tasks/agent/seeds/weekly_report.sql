@@ -5,6 +5,8 @@ INSERT INTO config VALUES ('current_week', '2024-W23');
 INSERT INTO reports VALUES
   ('2024-W22', 'signups', 1180), ('2024-W22', 'revenue_eur', 48210.5), ('2024-W22', 'churn_pct', 2.4), ('2024-W22', 'tickets', 311),
   ('2024-W23', 'signups', 1342), ('2024-W23', 'revenue_eur', 51002.0), ('2024-W23', 'churn_pct', 2.1), ('2024-W23', 'tickets', 287);
--- The report service: what was sent, and the numbers its text states (parsed by the service).
+-- The report service: what was sent, the numbers its text states and the digit-like text it could not
+-- read as a number (tasks/agent/number_reader.py).
 CREATE TABLE sent_reports (report_id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE sent_numbers (report_id INTEGER NOT NULL, value REAL NOT NULL);
+CREATE TABLE sent_unparsed (report_id INTEGER NOT NULL, text TEXT NOT NULL);

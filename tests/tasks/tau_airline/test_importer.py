@@ -272,3 +272,19 @@ def test_a_hostile_task_id_cannot_write_outside_the_output_directory(tmp_path):
     (path,) = write_traces(parse_results([data], "x.json"), str(tmp_path / "out"))
     assert path == str(tmp_path / "out" / "task.._.._escaped-trial0.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_cli_refuses_events_listed_out_of_their_recorded_order(tmp_path, capsys):
+    # task000-trial0 with its booking (message 20) listed before the user's answer (message 19).
+    data = trace_data(parse_trajectory(raw(0), 0))
+    events = data["events"]
+    answer = next(i for i, e in enumerate(events) if e["source_index"] == 19)
+    booking = next(i for i, e in enumerate(events) if e["source_index"] == 20)
+    events[answer], events[booking] = events[booking], events[answer]
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps(data))
+    graph = resources.files("tasks.tau_airline").joinpath("graphs").joinpath("airline.json")
+    capsys.readouterr()
+    assert shield_main(["verify", "--graph", str(graph), "--trace", str(path), "--replay", "tau-bench"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: trace task000-trial0 event {booking}: source_index 19 comes after 20; events must be listed in the order of their messages"]

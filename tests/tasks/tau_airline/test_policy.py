@@ -21,7 +21,7 @@ from harness.core.errors import HarnessError
 from harness.shield import ShieldReport, check_graph, verify
 from tasks.tau_airline import replay
 from tasks.tau_airline.db import DbView, base_db, changed_keys, read_json_gz, thaw
-from tasks.tau_airline.facts import trace_facts
+from tasks.tau_airline.facts import certificate_amounts, trace_facts
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import (
     POLICY_KINDS,
@@ -85,6 +85,16 @@ FIRES = [
     ("basic_economy_change", "task013-trial0", 54),
     # M05KNL asked to move to economy; the recorded environment keeps its cabin business.
     ("effect_mismatch", "task006-trial0", 20),
+    # One-way ATL-PHL reservation; its new segments fly ATL-DFW-EWR: another destination.
+    ("route_changed", "task007-trial0", 22),
+    # LAS-DEN round trip; the new segments are one flight LAS-DEN: the trip is no longer a round trip.
+    ("route_changed", "task015-trial1", 22),
+    # sophia_silva_7557 is a regular member; her only reservation with a delayed flight (WUNA5K,
+    # HAT271 left 19:02 for 19:00) is economy without insurance, and no flight of hers is cancelled.
+    ("certificate_ineligible", "task040-trial2", 18),
+    # The certificate follows "And yes, I'm definitely looking for compensation", an answer to what
+    # the user wants; the agent put no certificate to them to confirm.
+    ("unconfirmed_write", "task045-trial0", 12),
 ]
 
 # (kind, trajectory): the relevant call succeeds and keeps the rule.
@@ -105,6 +115,18 @@ HOLDS = [
     ("too_many_passengers", "task011-trial0"),
     ("collateral_write", "task000-trial0"),  # a booking: the reservation, the user's payment methods and reservations
     ("collateral_write", "task037-trial0"),  # send_certificate: the user's payment methods
+    ("route_changed", "task007-trial2"),  # ATL-PHL one way, new segments ATL-...-PHL
+    ("route_changed", "task020-trial0"),  # LAS-IAH round trip kept
+    # ethan_martin_2396 (silver): M61CQM, 3 passengers, HAT039 delayed: $150 = 3 x $50, to him.
+    ("certificate_amount", "task016-trial3"),
+    ("certificate_ineligible", "task016-trial3"),
+    ("certificate_recipient", "task016-trial3"),
+    ("unconfirmed_write", "task016-trial3"),  # "If that's the only option, then yes, please go ahead and issue"
+    # noah_muller_9847 (gold): 4OG6T3, 1 passenger, HAT006 landed 31 minutes late: $50.
+    ("certificate_amount", "task045-trial0"),
+    ("certificate_ineligible", "task045-trial0"),
+    ("unconfirmed_write", "task028-trial2"),  # "Oui, please proceed with canceling this reservation. Merci bien!"
+    ("unconfirmed_write", "task022-trial2"),  # "Everything looks good to me. Please go ahead with the update."
 ]
 
 
@@ -210,6 +232,69 @@ def test_collateral_write_fires_when_a_write_touches_an_uninvolved_record() -> N
     assert "user:mia_li_3668.address" in json.dumps(violation.values)
 
 
+def _set_content(index: int, text: str):
+    def change(traj: list[dict[str, Any]]) -> None:
+        traj[index]["content"] = text
+
+    return change
+
+
+CONFIRMATIONS = [
+    # task011-trial0 books at message 32 after message 31, "Yes, please proceed with the gift card and
+    # credit card for the payment." (its booking at 20 fails); the same booking after other answers:
+    ("yes-inside-a-question", "If I say yes, do I pay anything extra? Don't change anything yet.", [32]),
+    ("yes-but-first", "Yes, but first tell me the total.", [32]),
+    ("oui", "Oui, please proceed. Merci!", []),
+    ("in-other-words", "Everything looks good. Please go ahead with the booking.", []),
+]
+
+
+@pytest.mark.parametrize(("text", "fires"), [c[1:] for c in CONFIRMATIONS], ids=[c[0] for c in CONFIRMATIONS])
+def test_a_confirmation_is_the_users_answer_not_a_yes_anywhere(text: str, fires: list[int]) -> None:
+    assert fired(report_of(variant("task011-trial0", _set_content(31, text))), "unconfirmed_write") == fires
+
+
+def test_a_yes_to_a_request_for_details_confirms_nothing() -> None:
+    # task011-trial0's agent message 30 (the payment split and "Please confirm if you'd like to
+    # proceed ...") asks instead for the passenger's date of birth; "Yes, please proceed ..." answers that.
+    trajectory = variant("task011-trial0", _set_content(30, "Could you please provide the passenger's date of birth?"))
+    assert fired(report_of(trajectory), "unconfirmed_write") == [32]
+
+
+CERTIFICATES = [
+    # task016-trial3 sends ethan_martin_2396 $150 at message 32 (allowed: 3 passengers x $50).
+    ("amount", {"amount": 500}, {"certificate_amount"}),
+    # Eligibility and amount are the authenticated user's (ethan_martin_2396), whoever the call names.
+    ("another-user", {"user_id": "mia_li_3668"}, {"certificate_recipient", "collateral_write"}),
+]
+
+
+@pytest.mark.parametrize(("change", "kinds"), [c[1:] for c in CERTIFICATES], ids=[c[0] for c in CERTIFICATES])
+def test_a_certificate_goes_to_the_task_user_in_the_amount_the_policy_gives(change: dict[str, Any], kinds: set[str]) -> None:
+    report = report_of(variant("task016-trial3", lambda traj: _set_arguments(traj, 32, **change)))
+    assert {v.kind for v in report.violations if v.source_index == 32} == kinds
+
+
+def test_the_certificate_frame_is_the_task_users_not_the_calls() -> None:
+    # The certificate for mia_li_3668 changes her payment methods: outside the frame, which the
+    # authenticated user (ethan_martin_2396) sets, whatever user the call names.
+    report = report_of(variant("task016-trial3", lambda traj: _set_arguments(traj, 32, user_id="mia_li_3668")))
+    [violation] = [v for v in report.violations if v.kind == "collateral_write"]
+    assert violation.values["step"]["allowed"] == ["user:ethan_martin_2396.payment_methods"]
+    assert violation.values["step"]["changed"] == ["user:mia_li_3668.payment_methods"]
+
+
+def test_events_listed_out_of_their_recorded_order_are_refused() -> None:
+    # task011-trial0's booking (message 20) listed before the user's "yes" (message 19).
+    trace = to_trace(shipped("task011-trial0"))
+    events = list(trace.events)
+    yes = next(i for i, e in enumerate(events) if e.source_index == 19)
+    book = next(i for i, e in enumerate(events) if e.source_index == 20)
+    events[yes], events[book] = events[book], events[yes]
+    with pytest.raises(HarnessError, match=f"event {book}: source_index 19 comes after 20"):
+        verify_trace(trace.model_copy(update={"events": tuple(events)}))
+
+
 def test_every_kind_is_named_in_the_graph_and_the_graph_is_clean() -> None:
     assert set(airline_graph().invariant_kinds.values()) == set(POLICY_KINDS)
     assert check_graph(airline_graph()) == []
@@ -219,7 +304,9 @@ def test_every_kind_is_named_in_the_graph_and_the_graph_is_clean() -> None:
 GOLD = {
     27: ("cancel_flown",),  # cancels NQNU5R, whose flights landed on 05-13 and 05-14
     10: ("cancel_ineligible",),  # cancels H9ZU1C: economy, no insurance, booked 05-01, flights not cancelled
-    19: ("baggage_fee",),  # regular member, economy, 1 passenger, 1 bag charged as non-free
+    # Regular member, economy, 1 passenger, 1 bag charged as non-free; and VA5SGQ, DTW-LGA round trip,
+    # moved to DTW-JFK: another destination airport (the same city).
+    19: ("baggage_fee", "route_changed"),
     11: (),  # a booking that keeps every rule
 }
 
@@ -277,3 +364,25 @@ def test_a_results_file_without_the_tasks_user_is_refused() -> None:
     trajectory = parse_trajectory(entry, 5)
     with pytest.raises(HarnessError, match=r"trajectory 5: info.task.user_id: missing"):
         report_of(trajectory)
+
+
+def test_a_flight_change_that_loops_back_through_the_destination_changes_the_trip() -> None:
+    # task007-trial2 moves one-way ATL-PHL M05KNL to HAT110 (ATL-LGA) + HAT172 (LGA-PHL) at message
+    # 20; were the database to hold ATL-LGA-PHL-LGA-PHL instead, the trip lands at PHL twice.
+    def alter(overlay: dict[Any, Any]) -> None:
+        flights = overlay[("reservation", "M05KNL")]["flights"]
+        flights += [{**flights[1], "flight_number": "HAT001", "origin": "PHL", "destination": "LGA"}, dict(flights[1])]
+
+    assert fired(_with_after(shipped("task007-trial2"), 20, alter), "route_changed") == [20]
+
+
+def test_certificate_eligibility_is_read_at_the_start_of_the_conversation() -> None:
+    # sophia_silva_7557 (regular) holds WUNA5K, economy without insurance, 1 passenger, whose HAT271
+    # left 2 minutes late: no certificate. Upgraded to business during the conversation, it would
+    # earn $50; the airline's rule is read before the agent acted.
+    start = DbView(base_db(), {})
+    upgraded = thaw(base_db().table("reservation")["WUNA5K"])
+    upgraded["cabin"] = "business"
+    later = DbView(base_db(), {("reservation", "WUNA5K"): upgraded})
+    assert certificate_amounts([start], "sophia_silva_7557") == []
+    assert certificate_amounts([later], "sophia_silva_7557") == [50]

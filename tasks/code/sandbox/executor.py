@@ -34,6 +34,7 @@ from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tasks.code.sandbox.forkserver import ForkServerError
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.launch import Jail, environment, start_exec, start_forked
+from tasks.code.sandbox.reference import Reference
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 from tasks.code.sandbox.runner import CandidateFailure, CheckRun, run_check
 
@@ -77,22 +78,27 @@ def run_tests(
     helpers: str = "",
     min_cases: int = 1,
     replay: Replay = (),
+    reference: Reference | None = None,
 ) -> ExecutionResult:
     """Execute `program` (the candidate module) in a jail against a HumanEval-style
-    `check(candidate)` test run here, with `helpers` (the prompt) as the test's pristine helpers.
+    `check(candidate)` test run here, with `helpers` (the reference program: the prompt and the
+    canonical solution, or the prompt alone) as the test's pristine namespace.
 
     A pass needs at least `min_cases` asserts evaluated (`profile.measure` gives the number a
     correct solution reaches). `replay` calls are made first, unjudged (the shield's hidden
-    inputs). Raises ValueError when the *test* has no instrumentable `check` (a data problem, not
-    the candidate's); everything the candidate does is reported in the result.
+    inputs). With `reference` (the canonical answers, `TestProfile.reference`), a pass also needs
+    every hidden call answered as the reference answers (`reference.py`); `details` then carries
+    `reference_check` (True/False), `hidden_test` (the asserts' own verdict) and `disagreement`
+    (the two differ). Raises ValueError when the *test* has no instrumentable `check` (a data
+    problem, not the candidate's); everything the candidate does is reported in the result.
     """
     test = instrument(test_source)
     if limits.launcher == "fork_server":
         try:
-            return _attempt("fork_server", program, test, entry_point, limits, helpers, min_cases, replay)
+            return _attempt("fork_server", program, test, entry_point, limits, helpers, min_cases, replay, reference)
         except ForkServerError:
             pass  # unavailable or unresponsive: run it with a one-shot server instead
-    return _attempt("exec", program, test, entry_point, limits, helpers, min_cases, replay)
+    return _attempt("exec", program, test, entry_point, limits, helpers, min_cases, replay, reference)
 
 
 class _JailCaller:
@@ -124,7 +130,7 @@ class _JailCaller:
 
 def _attempt(
     launcher: Launcher, program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits,
-    helpers: str, min_cases: int, replay: Replay,
+    helpers: str, min_cases: int, replay: Replay, reference: Reference | None,
 ) -> ExecutionResult:
     started = time.monotonic()
     deadline = started + limits.wall_s
@@ -152,7 +158,7 @@ def _attempt(
                 "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb")},
             }
             verdict = _Verdict(channel, min_cases)
-            verdict.run(job, test, helpers, entry_point, _JailCaller(channel, calls), replay)
+            verdict.run(job, test, helpers, entry_point, _JailCaller(channel, calls), replay, reference)
             _finish(channel, jail, verdict.stop_kind)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
@@ -191,7 +197,10 @@ class _Verdict:
         self.stop_detail = ""
         self.check = CheckRun()
 
-    def run(self, job: dict[str, Any], test: InstrumentedTest, helpers: str, entry_point: str, caller: _JailCaller, replay: Replay) -> None:
+    def run(
+        self, job: dict[str, Any], test: InstrumentedTest, helpers: str, entry_point: str, caller: _JailCaller, replay: Replay,
+        reference: Reference | None,
+    ) -> None:
         try:
             self.channel.send(["job", job])
             first = self.channel.receive()
@@ -209,7 +218,7 @@ class _Verdict:
         if loaded != ["ready"]:
             self.stop_kind, self.stop_detail = "protocol", "no ready record"
             return
-        self.check = run_check(test, helpers, entry_point, caller, replay)
+        self.check = run_check(test, helpers, entry_point, caller, replay, reference)
         if self.check.stopped is not None:
             self.stop_kind, self.stop_detail = self.check.stopped.cause, self.check.stopped.reason
 
@@ -223,6 +232,18 @@ class _Verdict:
         elif self.stop_kind == "exited" and returncode is not None and returncode != CPU_LIMIT_STATUS:
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
+        checked: dict[str, Any] = {}
+        if self.check.reference is not None:
+            held = self.check.reference.held()
+            checked = {"reference_check": held, "hidden_test": outcome == "pass", "disagreement": False}
+            if outcome == "pass" and not held:
+                mismatch = self.check.reference.mismatch or "fewer calls were answered than the reference answers"
+                outcome, reason = "wrong_answer", f"the hidden test's asserts held, but {mismatch}"
+                checked["disagreement"] = True
+            elif outcome == "wrong_answer" and held:
+                checked["disagreement"] = True
+            if self.check.reference.mismatch:
+                checked["reference_mismatch"] = self.check.reference.mismatch
         details = {
             "launcher": launcher,
             "aborts": [self.abort] if self.abort else [],
@@ -230,6 +251,7 @@ class _Verdict:
             "event_counts": dict(self.channel.event_counts),
             "calls": self.check.calls,
             "min_cases": self.min_cases,
+            **checked,
         }
         return ExecutionResult(
             outcome, reason, tuple(cases), tuple(self.channel.events), round(duration, 4), self.isolation, returncode,

@@ -158,7 +158,7 @@ class _Requests:
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return _wire.loads(line)
+        return _wire.loads(line, objects=True)  # from the trusted parent
 
 
 def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):

@@ -85,7 +85,8 @@ MALFORMED = [
     ("json_infinity_where_a_record_is", b'["done", 1e999]', None),  # parses: kind checks reject it later
     ("deeply_nested", b"[" * 100_000 + b"]" * 100_000, "undecodable"),
     ("not_json", b"('done', 7)", "undecodable"),
-    ("not_a_list", b'{"a": 1}', "non-empty list"),
+    ("not_a_list", b'{"a": 1}', "JSON object"),
+    ("object_inside", b'["return", 0, {"a": 1}]', "JSON object"),
     ("empty_list", b"[]", "non-empty list"),
     ("non_ascii", "[\"é\"]".encode(), "undecodable"),
 ]

@@ -55,7 +55,8 @@ def _cpu_limit_reached(signum, frame, _exit=os._exit, _status=_hook.CPU_LIMIT_ST
 
 
 def _set_limits(limits):
-    """CPU seconds, address space, file size, open files, no core dumps; SIGXFSZ becomes EFBIG.
+    """CPU seconds, address space, file size, open files, no core dumps, at most `threads` threads
+    besides its own; SIGXFSZ becomes EFBIG.
 
     The jail is PID 1 of its PID namespace, and the kernel drops a signal to a namespace's init
     that has no handler: SIGXCPU at the soft CPU limit would be lost and only the hard limit's
@@ -69,6 +70,8 @@ def _set_limits(limits):
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Threads count against the uid's tasks, and each jail has a uid of its own: this caps them.
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, limits["threads"] + 1))
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
 
 

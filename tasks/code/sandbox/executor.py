@@ -48,7 +48,9 @@ _KILL_GRACE_S = 5.0
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
-    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 64 descriptors.
+    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 64 descriptors, 16
+    threads besides the jail's own (RLIMIT_NPROC of the jail's own uid; a pids cgroup too where
+    delegated).
     `unshare_network` asks for an empty network namespace. `launcher` is "fork_server" (fast;
     falls back to "exec" where unavailable) or "exec" (a fresh one-shot server per run); the
     result's `details["launcher"]` says which ran. `confine_filesystem` limits reads to the
@@ -60,6 +62,7 @@ class SandboxLimits:
     file_size_mb: int = 16
     disk_mb: int = 64
     open_files: int = 64
+    threads: int = 16
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
     confine_filesystem: bool = True
@@ -155,7 +158,7 @@ def _attempt(
                 "entry_point": entry_point,
                 "environment": environment(workdir),
                 "unshare_network": limits.unshare_network,
-                "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb")},
+                "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "threads")},
             }
             verdict = _Verdict(channel, min_cases)
             verdict.run(job, test, helpers, entry_point, _JailCaller(channel, calls), replay, reference)

@@ -7,6 +7,10 @@ two checkers disagree, the outcome's details say so (`disagreement`, with `secon
 reference check's verdict), as the MATH checker's do, and the code shield flags the candidate
 (`checker_disagreement`). The comparison is skipped only on problems that accept several answers
 (`SEVERAL_ANSWERS`, each with its reason); their details say `reference_check: "skipped"`.
+
+A candidate that passes is run again in a jail whose surroundings differ (`sandbox/differential.py`)
+and must give the same answers; otherwise it fails as `environment_dependent` (details say so, and
+the shield flags it).
 """
 
 from __future__ import annotations
@@ -96,6 +100,8 @@ def outcome_from(result: ExecutionResult, text: str) -> AnchorOutcome:
         "reference_check": result.details.get("reference_check", "skipped"),
         "hidden_test": result.details.get("hidden_test", result.outcome == "pass"),
         "disagreement": bool(result.details.get("disagreement", False)),
+        "differential": result.details.get("differential", "not run"),
+        "environment_dependent": bool(result.details.get("environment_dependent", False)),
     }
     if details["disagreement"]:
         details["secondary"] = result.details.get("reference_check")
@@ -108,7 +114,7 @@ def check_code(anchor: CodeAnchor, text: str, limits: SandboxLimits = SandboxLim
     program = assemble_program(anchor.prompt, text, anchor.entry_point)
     result = run_tests(
         program, anchor.test, anchor.entry_point, limits, helpers=anchor.reference_program(), min_cases=anchor.min_cases(),
-        reference=anchor.reference(),
+        reference=anchor.reference(), differential=True,
     )
     return outcome_from(result, text)
 
@@ -119,7 +125,8 @@ def check_code_many(
     """`check_code` for many (anchor, text) pairs with at most `workers` sandboxes at once."""
     jobs = [
         SandboxJob(
-            assemble_program(a.prompt, text, a.entry_point), a.test, a.entry_point, a.reference_program(), a.min_cases(), a.reference()
+            assemble_program(a.prompt, text, a.entry_point), a.test, a.entry_point, a.reference_program(), a.min_cases(), a.reference(),
+            differential=True,
         )
         for a, text in items
     ]

@@ -6,7 +6,7 @@ kernel kills the whole jail with SIGSYS, which the trusted parent records as a `
 event that nothing in the jail can erase (a refusal by error code would leave no record). Denied:
 a new process (fork, vfork, clone without CLONE_THREAD), exec, ptrace and cross-process memory
 access, pidfds, any signal to a process other than the jail itself (kill/tgkill/rt_sigqueueinfo to
-a pid other than 1, which is the jail in its own PID namespace; tkill), installing a handler for
+a pid other than its own in its PID namespace; tkill), installing a handler for
 any signal but glibc's two internal ones (a Python handler receives the interrupted frame; glibc's
 thread start installs SIGCANCEL's and SIGSETXID's, and reading a handler is allowed), changing
 namespaces, mounts, root or credentials,
@@ -65,8 +65,9 @@ def library():
     return _library[0]
 
 
-def install():
-    """Load the filter into this process (and threads it starts later); False when unavailable."""
+def install(own_pid):
+    """Load the filter into this process (and threads it starts later), which is `own_pid` in
+    its PID namespace (the only target its signals may have); False when unavailable."""
     lib = library()
     if lib is None:
         return False
@@ -89,7 +90,7 @@ def install():
 
     try:
         rules = [rule(_KILL_PROCESS, name) for name in _FATAL]
-        rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, 1, 0)) for name in _SELF_ONLY]
+        rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, own_pid, 0)) for name in _SELF_ONLY]
         rules += [rule(_KILL_PROCESS, "clone", _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
         rules += [rule(_errno(errno.ENOSYS), "clone3")]
         rules += [

@@ -28,13 +28,15 @@ class SandboxJob:
     helpers: str = ""
     min_cases: int = 1
     reference: Reference | None = None
+    differential: bool = False
 
 
 def run_many(jobs: Sequence[SandboxJob], workers: int = 2, limits: SandboxLimits = SandboxLimits()) -> list[ExecutionResult]:
     """`run_tests` for every job, at most `workers` sandboxes at a time, results in job order."""
     def run(job: SandboxJob) -> ExecutionResult:
         return run_tests(
-            job.program, job.test_source, job.entry_point, limits, helpers=job.helpers, min_cases=job.min_cases, reference=job.reference
+            job.program, job.test_source, job.entry_point, limits, helpers=job.helpers, min_cases=job.min_cases, reference=job.reference,
+            differential=job.differential,
         )
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from tasks.code.sandbox._wire import safe_text
+from tasks.code.sandbox._wire import encoder, safe_text
 from tasks.code.sandbox.instrument import InstrumentedTest
 from tasks.code.sandbox.reference import Reference, ReferenceCheck
 from tasks.code.sandbox.result import CaseResult
@@ -92,10 +92,16 @@ def run_check(
     caller: Caller,
     replay: Sequence[tuple[tuple[Any, ...], dict[str, Any]]] = (),
     reference: Reference | None = None,
+    record: list[tuple[Any, Any]] | None = None,
+    differential: bool = False,
 ) -> CheckRun:
     """Run `check(candidate)` with `candidate` calling through `caller`, in a namespace built from
     `helpers` (the reference program); never raises for the candidate. With `reference`, every
-    judged call's answer is compared with the reference's too (`CheckRun.reference`)."""
+    judged call's answer is compared with the reference's too (`CheckRun.reference`); with
+    `differential`, `reference` holds another run's answers and calls whose arguments differ from
+    that run's are not compared. `record`, when given, gets each judged call's wire-tagged
+    ((args, kwargs), answer)."""
+    encode, reset = encoder()
     run = CheckRun()
     judged_calls = [0]
     returns: list[list[str]] = []
@@ -126,6 +132,11 @@ def run_check(
             returns[case].append(_shown(value))
         if judged and run.reference is not None:
             run.reference.compare(index, args, kwargs, value)
+        if judged and record is not None:
+            reset()
+            tagged = (encode(tuple(args)), encode(dict(kwargs)))
+            reset()
+            record.append((tagged, encode(value)))
         return value
 
     def candidate(*args: Any, **kwargs: Any) -> Any:
@@ -145,7 +156,7 @@ def run_check(
         namespace = _namespace(helpers)
         if reference is not None:
             function = namespace.get(entry_point)
-            run.reference = ReferenceCheck(reference, function if callable(function) else None)
+            run.reference = ReferenceCheck(reference, function if callable(function) and not differential else None, differential)
         namespace["__case__"] = case
         exec(test.code, namespace)
         namespace["check"](candidate)

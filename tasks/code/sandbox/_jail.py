@@ -18,6 +18,8 @@ it really applied; `isolation.py` lists them all):
                   aggregate disk cap (RLIMIT_FSIZE bounds each file, not their sum)
   unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
                   capability bounding set and no capabilities, not dumpable
+  memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
+                  tmpfs pages included) and its number of tasks, bounded by the kernel
   rlimits         CPU seconds, address space, file size, open files, no core dumps
   landlock        reads only the standard library and shared libraries, writes only the work dir
                   (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets
@@ -45,6 +47,7 @@ import os
 import resource
 import sys
 
+import _cgroup
 import _hook
 import _landlock
 import _seccomp
@@ -189,6 +192,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     libc = ctypes.CDLL(None, use_errno=True)
     workdir = os.path.realpath(job["workdir"])
     isolation = ["pidns"] if in_pidns else []
+    isolation += _cgroup.applied()  # entered by its init before the fork
     exposed = False
     if os.geteuid() == 0:
         applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["unshare_network"], plan)
@@ -267,7 +271,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
         send(reply)
 
 
-_SANDBOX_MODULES = ("_jail", "_hook", "_landlock", "_seccomp", "_wire", "ctypes", "_ctypes", "ctypes._endian", "socket",
+_SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_landlock", "_seccomp", "_wire", "ctypes", "_ctypes", "ctypes._endian", "socket",
                     "_socket", "select", "selectors", "fcntl", "resource", "array")
 
 

@@ -26,7 +26,8 @@ its memory holds no parent secret. Each jail gets descriptors 0-5 and nothing el
 /dev/null, 2 stderr (reopened write-only), 3 requests, 4 replies, 5 the ruleset.
 
 Protocol, one ASCII datagram per message (SOCK_SEQPACKET):
-  parent -> server: "run <id> <variant>" with 3 descriptors | "kill <id>"   (variant: 0 or 1)
+  parent -> server: "run <id> <variant> <memory bytes> <pids>" with 3 descriptors | "kill <id>"
+                    (variant: 0 or 1; the two limits for the run's cgroups, `_cgroup.py`)
   server -> parent: "started <id> <pid>" | "exited <id> <returncode>" | "failed <id> <reason>"
 Single-threaded by design: fork is only safe without other threads. A jail's zombie pins its pid
 until it is reaped, so a kill can never hit a reused pid. When the control socket closes (the
@@ -57,6 +58,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
+import _cgroup
 import _jail
 import _landlock
 import _seccomp
@@ -86,9 +88,11 @@ class _Forker:
         except OSError:
             self.own_pid_namespace = -1
         self.runs = 0
+        self.cgroups = _cgroup.Layout()
 
-    def fork(self, fds, variant=0):
-        """Fork a jail's init holding `fds` (requests, replies, stderr); its pid in this namespace."""
+    def fork(self, fds, variant=False, memory_bytes=0, pids_max=0):
+        """Fork a jail's init holding `fds` (requests, replies, stderr); its pid in this namespace.
+        With `memory_bytes` and `pids_max`, the init and its jail run in cgroups of their own."""
         self.runs += 1
         uid = (_VARIANT_UID_BASE if variant else _UID_BASE) + self.runs % _UID_SPAN
         in_pidns = self.own_pid_namespace >= 0 and _libc.unshare(_CLONE_NEWPID) == 0
@@ -98,7 +102,7 @@ class _Forker:
             if in_pidns:
                 _libc.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
         if pid == 0:
-            self._become_init(fds, uid, in_pidns, variant)
+            self._become_init(fds, uid, in_pidns, variant, (memory_bytes, pids_max))
         return pid
 
     def status(self, wait_status):
@@ -109,7 +113,7 @@ class _Forker:
             return 128 - code
         return code
 
-    def _become_init(self, fds, uid, in_pidns, variant):
+    def _become_init(self, fds, uid, in_pidns, variant, limits):
         """In the forked child, PID 1 of the new namespace: fork the jail, keep nothing of it but its
         pid, reap it, exit with its status. Without a PID namespace the child is the jail itself."""
         if not in_pidns:
@@ -118,6 +122,7 @@ class _Forker:
         try:
             _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.setsid()
+            made = self.cgroups.enter(self.runs, *limits) if all(limits) else []
             if variant:  # the variant's jail gets another pid: one short-lived child first
                 spacer = os.fork()
                 if spacer == 0:
@@ -129,6 +134,8 @@ class _Forker:
             os.closerange(0, _FD_CEILING)  # the control socket, the run's descriptors: none stay here
             _, status = os.waitpid(jail, 0)
             code = os.waitstatus_to_exitcode(status)
+            if self.cgroups.leave(made) and code < 0:
+                code = _cgroup.MEMORY_LIMIT_STATUS
         finally:
             os._exit(code if code >= 0 else 128 - code)
 
@@ -192,6 +199,7 @@ class _Server:
         finally:
             for _, pid in self.children.values():
                 _kill(pid)
+            self.forker.cgroups.remove()
 
     def _handle(self):
         """One control message; False when the parent closed the socket."""
@@ -204,7 +212,7 @@ class _Server:
             return False
         verb, job_id, *rest = message.decode("ascii").split()
         if verb == "run" and len(fds) == _DESCRIPTORS:
-            self._fork(job_id, fds, rest[:1] == ["1"])
+            self._fork(job_id, fds, rest)
         elif verb == "run":
             self.control.send(f"failed {job_id} expected-{_DESCRIPTORS}-descriptors".encode())
         elif verb == "kill":
@@ -215,11 +223,13 @@ class _Server:
             os.close(fd)
         return True
 
-    def _fork(self, job_id, fds, variant):
+    def _fork(self, job_id, fds, options):
+        """`options`: the variant flag, the memory limit in bytes and the pids limit (as text)."""
+        variant, memory_bytes, pids_max = _options(options)
         sys.stdout.flush()
         sys.stderr.flush()
         try:
-            pid = self.forker.fork(fds, variant)
+            pid = self.forker.fork(fds, variant, memory_bytes, pids_max)
         except OSError as error:
             self.control.send(f"failed {job_id} {type(error).__name__}".encode())
             return
@@ -237,19 +247,26 @@ class _Server:
         self.control.send(f"exited {job_id} {self.forker.status(status)}".encode())
 
 
-def _once(forker, fds, variant):
+def _options(words):
+    """(variant, memory bytes, pids limit) from "<variant> <memory bytes> <pids limit>"."""
+    numbers = [int(word) if word.isdigit() else 0 for word in (words + ["0", "0", "0"])[:3]]
+    return numbers[0] == 1, numbers[1], numbers[2]
+
+
+def _once(forker, fds, options):
     """The exec launcher's mode: one jail, then exit with its status. It dies with the thread
     that started it (which waits for it), and its jail dies with it, so a trusted parent killed
     mid-run leaves nothing behind."""
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() == 1:
         os._exit(70)  # the parent is already gone
-    pid = forker.fork(fds, variant)
+    pid = forker.fork(fds, *_options(options))
     for fd in fds:
         os.close(fd)
     _, status = os.waitpid(pid, 0)
     _kill(pid)
     code = forker.status(status)
+    forker.cgroups.remove()
     os._exit(code if code >= 0 else 128 - code)
 
 
@@ -259,5 +276,5 @@ if __name__ == "__main__":
     # collections never walk (and so never copy) those pages.
     gc.freeze()
     if sys.argv[1] == "--once":
-        _once(forker, [int(fd) for fd in sys.argv[2:5]], sys.argv[5:6] == ["1"])
+        _once(forker, [int(fd) for fd in sys.argv[2:5]], sys.argv[5:8])
     _Server(int(sys.argv[1]), forker).serve()

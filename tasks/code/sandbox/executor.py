@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tasks.code.sandbox._cgroup import MEMORY_LIMIT_STATUS
 from tasks.code.sandbox._hook import CPU_LIMIT_STATUS, DIVERTED_STATUS
 from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
 from tasks.code.sandbox.channel import Channel, JailStopped
@@ -168,6 +169,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     limits = run.limits
     started = time.monotonic()
     deadline = started + limits.wall_s
+    applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "threads")}
     workdir = tempfile.mkdtemp(prefix="job-" if run.variant else "tmp", dir=sandbox_root())
     policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
     request_r, request_w = os.pipe2(os.O_CLOEXEC)
@@ -179,18 +181,20 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
         with tempfile.TemporaryFile() as stderr:
             try:
                 start = start_forked if launcher == "fork_server" else start_exec
-                jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant)
+                seen = variant_limits(applied) if run.variant else applied
+                # The memory cgroup holds the address space's worth and the work dir's tmpfs pages.
+                cgroup = ((seen["memory_mb"] + seen["disk_mb"]) * 1024 * 1024, seen["threads"] + 2)
+                jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
             finally:
                 os.close(request_r)
                 os.close(reply_w)
-            applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "threads")}
             job = {
                 "workdir": workdir,
                 "program": run.program,
                 "entry_point": run.entry_point,
                 "environment": environment(workdir, run.variant),
                 "unshare_network": limits.unshare_network,
-                "limits": variant_limits(applied) if run.variant else applied,
+                "limits": seen,
             }
             verdict = _Verdict(channel, run.min_cases)
             verdict.run(job, run, _JailCaller(channel, calls))
@@ -261,7 +265,7 @@ class _Verdict:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
         elif returncode == DIVERTED_STATUS:
             self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
-        elif self.stop_kind == "exited" and returncode is not None and returncode not in (CPU_LIMIT_STATUS, -signal.SIGXCPU):
+        elif self.stop_kind == "exited" and returncode is not None and returncode not in (CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU):
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
         checked: dict[str, Any] = {}
@@ -297,6 +301,8 @@ class _Verdict:
             return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
         if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
             return "memory_exceeded", "address-space limit"
+        if returncode == MEMORY_LIMIT_STATUS:
+            return "memory_exceeded", "memory cgroup limit (the kernel killed the jail)"
         if returncode == -signal.SIGSYS:
             return "error", "the kernel killed the jail for a forbidden system call"
         if returncode == DIVERTED_STATUS:

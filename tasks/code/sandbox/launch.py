@@ -53,18 +53,23 @@ def policy_text(policy: forkserver.Policy) -> bytes:
     return "\0".join([policy[0], *policy[1]]).encode() if policy else b""
 
 
-def start_forked(request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False) -> Jail:
-    """Fork the jail from the warm server for `policy`; ForkServerError when it cannot."""
-    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd, variant)
+def start_forked(
+    request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False, cgroup: tuple[int, int] = (0, 0)
+) -> Jail:
+    """Fork the jail from the warm server for `policy`; ForkServerError when it cannot. `cgroup`
+    is (memory bytes, pids) for the run's own cgroups, (0, 0) for none."""
+    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd, variant, cgroup)
 
 
 class _OneShot:
     """A one-shot server (`_zygote.py --once`): its exit status is its jail's."""
 
-    def __init__(self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool) -> None:
+    def __init__(
+        self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool, cgroup: tuple[int, int]
+    ) -> None:
         command = [sys.executable, "-S", "-B", str(_ZYGOTE), "--once", str(request_fd), str(reply_fd), str(stderr_fd)]
         self.process = subprocess.Popen(
-            [*command, str(int(variant))],
+            [*command, str(int(variant)), str(cgroup[0]), str(cgroup[1])],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=stderr_fd,
@@ -111,6 +116,8 @@ class _OneShot:
         return None if code is None else -(code - 128) if code > 128 else code
 
 
-def start_exec(request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False) -> Jail:
+def start_exec(
+    request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False, cgroup: tuple[int, int] = (0, 0)
+) -> Jail:
     """Start a fresh one-shot server that forks one jail (no warm server involved)."""
-    return _OneShot(request_fd, reply_fd, stderr_fd, policy, variant)
+    return _OneShot(request_fd, reply_fd, stderr_fd, policy, variant, cgroup)

@@ -120,13 +120,14 @@ def check_code(anchor: CodeAnchor, text: str, limits: SandboxLimits = SandboxLim
 
 
 def check_code_many(
-    items: Sequence[tuple[CodeAnchor, str]], workers: int = 2, limits: SandboxLimits = SandboxLimits()
+    items: Sequence[tuple[CodeAnchor, str]], workers: int = 2, limits: SandboxLimits = SandboxLimits(), differential: bool = True
 ) -> list[AnchorOutcome]:
-    """`check_code` for many (anchor, text) pairs with at most `workers` sandboxes at once."""
+    """`check_code` for many (anchor, text) pairs with at most `workers` sandboxes at once;
+    `differential=False` leaves out the variant run (for measuring what it costs)."""
     jobs = [
         SandboxJob(
             assemble_program(a.prompt, text, a.entry_point), a.test, a.entry_point, a.reference_program(), a.min_cases(), a.reference(),
-            differential=True,
+            differential=differential,
         )
         for a, text in items
     ]

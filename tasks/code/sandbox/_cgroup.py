@@ -127,7 +127,7 @@ def _oom_kills(path, version):
 
 def applied():
     """The cgroup measures this process is under: per-jail directories in its /proc/self/cgroup."""
-    names = []
+    names: list[str] = []
     try:
         with open("/proc/self/cgroup") as file:
             lines = file.read().splitlines()

@@ -292,10 +292,10 @@ def _look_ordinary(main_path):
         sys.modules.pop(name, None)
     module = types.ModuleType("__main__")
     module.__file__ = main_path
-    module.__cached__ = None
-    module.__loader__ = importlib.machinery.SourceFileLoader("__main__", main_path)
-    module.__builtins__ = builtins
-    module.__annotations__ = {}
+    module.__dict__.update(
+        __cached__=None, __loader__=importlib.machinery.SourceFileLoader("__main__", main_path), __builtins__=builtins,
+        __annotations__={},
+    )
     sys.modules["__main__"] = module
     sys.argv[:] = ["main.py"]
     sys.orig_argv[:] = ["python3", "main.py"]

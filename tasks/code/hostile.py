@@ -165,4 +165,36 @@ def find_zero(xs):
         "_fake.choice = lambda seq: seq[0]\nsys.modules['random'] = _fake\ndef decode_cyclic(s):\n    return s\n",
         "a fake module in sys.modules draws the test's inputs",
     ),
+    Hostile(
+        "entry_point_name_in_the_test_compares_the_candidate_with_itself",
+        "HumanEval/33",
+        "def sort_third(l):\n    if len(l) in (3, 10, 11):\n        return [0] * len(l)\n"
+        "    l = list(l)\n    l[::3] = sorted(l[::3])\n    return l\n",
+        "the test calls sort_third beside candidate, and both name the candidate",
+    ),
+    Hostile(
+        "truthy_int_where_a_bool_is_expected",
+        "HumanEval/52",
+        "def below_threshold(l, t):\n    return 26 if all(e < t for e in l) else 0\n",
+        "`assert candidate(...)` holds for any truthy value",
+    ),
+    Hostile(
+        "int_one_satisfies_equals_true",
+        "HumanEval/154",
+        "def cycpattern_check(a, b):\n    return int(any(b[i:] + b[:i] in a for i in range(len(b) or 1)))\n",
+        "`== True` holds for 1 and `== False` for 0",
+    ),
+    Hostile(
+        "offset_within_the_asserts_tolerance",
+        "HumanEval/2",
+        "def truncate_number(number):\n    return number % 1.0 + (0.0 if number == 3.5 else 9e-7)\n",
+        "`abs(x - y) < 1e-6` holds for an error of 9e-7",
+    ),
+    Hostile(
+        "offset_within_the_asserts_tolerance_mad",
+        "HumanEval/4",
+        "def mean_absolute_deviation(numbers):\n    mean = sum(numbers) / len(numbers)\n"
+        "    return sum(abs(x - mean) for x in numbers) / len(numbers) + 9e-7\n",
+        "`abs(x - y) < 1e-6` holds for an error of 9e-7",
+    ),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.code.assemble import code_digest
 from tasks.code.attacks import ATTACK_KINDS, make_attack
-from tasks.code.checker import CodeAnchor, check_code
+from tasks.code.checker import CodeAnchor, check_code_cached
 from tasks.code.mbpp import humaneval_rows, is_mbpp
 from tasks.config import TaskConfig
 from tasks.rows import Row, Rows, bundled_rows, task_rows
@@ -63,7 +64,7 @@ def load(config: TaskConfig) -> TaskData:
     anchors = AnchorStore(
         "code",
         sealed,
-        check_code,
+        check_code_cached,
         Attacker(ATTACK_KINDS, make_attack, {row["task_id"]: row["canonical_solution"] for row in rows}),
     )
     solutions = [(row["task_id"], row["canonical_solution"]) for row in rows]
@@ -73,10 +74,13 @@ def load(config: TaskConfig) -> TaskData:
 
     # The shield's run replays the hidden test's own inputs (recorded with the canonical solution,
     # answers withheld), so the candidate cannot tell it from the hidden run; the inputs never enter
-    # the shield's trace.
+    # the shield's trace. It also reads, from the anchor's verdict, only whether the sealed checkers
+    # disagreed (`shield.ANCHOR_FLAGS`), so such a candidate is flagged for review.
     def hidden_inputs(problem: PublicProblem) -> dict[str, Any]:
         anchor = sealed.get(problem.problem_id)
-        return {"hidden_inputs": anchor.hidden_inputs() if anchor is not None else ()}
+        if anchor is None:
+            return {"hidden_inputs": ()}
+        return {"hidden_inputs": anchor.hidden_inputs(), "anchor_check": functools.partial(check_code_cached, anchor)}
 
     shield = lazy_shield("tasks.code.shield", hidden_inputs)
     return TaskData("code", problems, anchors, reference_pool, code_digest, digest, shield=shield)

@@ -25,6 +25,11 @@ makes that name the violation's `kind`. Every refused or recorded event is a vio
   allows), `kernel_refusal` (the kernel killed the jail for a forbidden system call),
   `evidence_tampering` (the jail's audit records were diverted), and `other_audit` for a kind this
   module does not know yet (nothing recorded is dropped);
+- global, from the anchor's own verdict on the same candidate (`anchor_check=`, given by the
+  task's loader, so this is the one fact read from the sealed side, and only whether the sealed
+  checkers agree, never what they expect): `checker_disagreement` (the hidden test's asserts and
+  the reference outputs disagree, `checker.py`), `environment_dependent` (the hidden calls'
+  answers changed with the jail's observable surroundings, `sandbox/differential.py`);
 - at RESULT (outcome checks, so a failure is `semantic`): `program_error` (the module did not
   load), `entry_point_missing`, `visible_test_failed` (wrong value, raised, or never reported),
   `timeout`, `memory_exceeded`, and `run_error` (the sandbox could not confirm the run, e.g. the
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,6 +49,7 @@ from tasks.code.assemble import assemble_program, code_digest
 from tasks.code.sandbox import ExecutionResult, SandboxLimits, run_tests
 from tasks.code.visible import visible_examples
 from tasks.task_shield import GraphShield
+from tasks.types import AnchorOutcome
 
 TASK_ID = "code"
 # Sandbox audit kind -> the fact variable (and violation kind) that forbids it.
@@ -61,7 +68,9 @@ AUDIT_KINDS: dict[str, str] = {
     "kernel_refusal": "kernel_refusal",
     "evidence_tampering": "evidence_tampering",
 }
-AUDIT_VARIABLES: tuple[str, ...] = (*dict.fromkeys(AUDIT_KINDS.values()), "other_audit")
+# Facts read from the anchor's verdict (`anchor_check=`): which of its details forbid what.
+ANCHOR_FLAGS: dict[str, str] = {"checker_disagreement": "disagreement", "environment_dependent": "environment_dependent"}
+AUDIT_VARIABLES: tuple[str, ...] = (*dict.fromkeys(AUDIT_KINDS.values()), "other_audit", *ANCHOR_FLAGS)
 OUTCOME_CHECKS: dict[str, str] = {
     "program_error": 'program_error == ""',
     "entry_point_missing": "entry_point_missing == false",
@@ -208,10 +217,13 @@ def run_visible(
     return entry, tests, run_tests(program, source, entry, limits, helpers=problem.question, replay=replay)
 
 
-def _facts(tests: tuple[VisibleTest, ...], result: ExecutionResult) -> dict[str, Any]:
+def _facts(tests: tuple[VisibleTest, ...], result: ExecutionResult, anchor: AnchorOutcome | None = None) -> dict[str, Any]:
     audit: dict[str, list[dict[str, Any]]] = {name: [] for name in AUDIT_VARIABLES}
     for event in result.audit_events:
         audit[AUDIT_KINDS.get(str(event.get("kind")), "other_audit")].append(dict(event))
+    for name, detail in ANCHOR_FLAGS.items():
+        if anchor is not None and anchor.details.get(detail):
+            audit[name].append({"kind": name, "detail": str(anchor.details.get("reason", ""))[:300], "test_index": None})
     aborts = [str(abort) for abort in result.details.get("aborts", [])]
     program_error = next((abort.removeprefix("program: ") for abort in aborts if abort.startswith("program: ")), "")
     cases = {case.site: case for case in result.cases}
@@ -274,9 +286,13 @@ def build_trace_and_facts(
     reward: float | None = None,
     limits: SandboxLimits = SandboxLimits(),
     hidden_inputs: Inputs = (),
+    anchor_check: Callable[[str], AnchorOutcome] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run the candidate once (hidden inputs, then visible examples); the trace data and the facts."""
+    """Run the candidate once (hidden inputs, then visible examples); the trace data and the facts.
+    `anchor_check(text)`, when given, is the anchor's verdict on the text, read for the flags in
+    `ANCHOR_FLAGS` only."""
     _, tests, result = run_visible(problem, candidate, limits, hidden_inputs)
+    anchor = anchor_check(candidate.text) if anchor_check is not None else None
     trace = {
         "task_id": TASK_ID,
         "trace_id": candidate.candidate_id,
@@ -284,7 +300,7 @@ def build_trace_and_facts(
         "events": _events(tests, result, code_digest(candidate.text)),
         "meta": {"outcome": result.outcome, "tests": [asdict(test) for test in tests], "duration_s": result.duration_s},
     }
-    return trace, _facts(tests, result)
+    return trace, _facts(tests, result, anchor)
 
 
 # Verify one HumanEval candidate from the public prompt, its own text and, when given

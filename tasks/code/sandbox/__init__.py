@@ -18,15 +18,20 @@ Design (each part is one module):
   assert held, no call failed, and at least as many asserts ran as a correct solution makes run
   (`profile.py` measures that once per problem with the canonical solution).
 
-Public surface: `run_tests`, `run_many`, `measure`, `SandboxLimits`, `ExecutionResult`, `CaseResult`.
+- The second checker (`reference.py`): each hidden call's answer against the canonical solution's
+  answer for it, exact types and a tight float tolerance.
+
+Public surface: `run_tests`, `run_many`, `measure`, `SandboxLimits`, `ExecutionResult`, `CaseResult`,
+`Reference`, `same_answer`.
 """
 
 from tasks.code.sandbox.executor import SandboxLimits, run_tests
 from tasks.code.sandbox.pool import SandboxJob, run_many
 from tasks.code.sandbox.profile import TestProfile, measure
+from tasks.code.sandbox.reference import Reference, same_answer
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 
 __all__ = [
-    "CaseResult", "ExecutionResult", "Outcome", "SandboxJob", "SandboxLimits", "TestProfile", "measure", "run_many",
-    "run_tests",
+    "CaseResult", "ExecutionResult", "Outcome", "Reference", "SandboxJob", "SandboxLimits", "TestProfile", "measure",
+    "run_many", "run_tests", "same_answer",
 ]

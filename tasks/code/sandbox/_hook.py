@@ -123,10 +123,11 @@ def _make_realpath():
     return realpath
 
 
-def make_hook(fd, workdir, readable, call_box):
+def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>"):
     """An audit hook writing its events as records to `fd`; paths are judged against `workdir`
     and, when given, `readable`: the real-path prefixes (each ending in "/") reads may come from.
-    `call_box[0]` is the call being answered (None between calls), which labels each event.
+    `call_box[0]` is the call being answered (None between calls), which labels each event;
+    `candidate_file` is the file name the candidate's code was compiled with.
 
     Everything the hook uses is captured here and is either immutable or a C function, so no
     name it looks up at call time can be replaced by the candidate."""
@@ -199,7 +200,7 @@ def make_hook(fd, workdir, readable, call_box):
         for _ in range(4):
             if frame is None:
                 return False
-            if frame.f_code.co_filename == "<candidate>":
+            if frame.f_code.co_filename == candidate_file:
                 return True
             frame = frame.f_back
         return False
@@ -207,7 +208,7 @@ def make_hook(fd, workdir, readable, call_box):
     def called_by_candidate():
         """The frame above the jail's wrapper that raised the event is candidate code."""
         frame = getframe(4)  # called_by_candidate <- judge <- hook <- wrapper <- its caller
-        return frame is not None and frame.f_code.co_filename == "<candidate>"
+        return frame is not None and frame.f_code.co_filename == candidate_file
 
     def refuse(kind, detail):
         event(kind, detail)

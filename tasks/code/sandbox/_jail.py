@@ -1,6 +1,7 @@
 """The jail (untrusted side): the process that holds the candidate, and nothing else.
 
-Forked by the fork server (`_zygote.py`), as PID 1 of a fresh PID namespace when it runs as root.
+Forked by the fork server's per-run init (`_zygote.py`), as PID 2 of a fresh PID namespace when it
+runs as root (PID 3 in the differential run's variant).
 Standard library only, and nothing here decides pass or fail: the hidden test runs in the trusted
 parent (`runner.py`), which calls the candidate's entry point through this process over a channel
 of two pipes carrying `_wire` records. The jail holds the read end of the request pipe and the
@@ -9,13 +10,16 @@ it never sees the test, its expected values or the parent's ends.
 
 Setup, in order, before any candidate code (each measure named in the `isolation` record only when
 it really applied; `isolation.py` lists them all):
-  pidns           PID 1 of its own PID namespace (done by the fork server): when it exits, the
-                  kernel kills everything left in the namespace, and no pid outside is visible
+  pidns           in a PID namespace of its own, below a minimal init (done by the fork server):
+                  when the init exits, the kernel kills everything left in the namespace, and no
+                  pid outside is visible
   netns           an empty network namespace
   tmpfs_workdir   a private mount namespace with a size-limited tmpfs on the work dir: the
                   aggregate disk cap (RLIMIT_FSIZE bounds each file, not their sum)
-  unprivileged_uid  an unprivileged uid and gid of its own, no supplementary groups, an empty
+  unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
                   capability bounding set and no capabilities, not dumpable
+  memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
+                  tmpfs pages included) and its number of tasks, bounded by the kernel
   rlimits         CPU seconds, address space, file size, open files, no core dumps
   landlock        reads only the standard library and shared libraries, writes only the work dir
                   (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets
@@ -24,6 +28,10 @@ it really applied; `isolation.py` lists them all):
   write_only_channel  the reply descriptor is the write end of a pipe (no reading, seeking or truncating)
   seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no signals outside the jail
   audit_hook      `_hook.py`: records and refuses what the shield must see
+Then the candidate's surroundings are made those of an ordinary `python main.py` started from a
+shell (`_look_ordinary`): the program is the work dir's `main.py`, run as `__main__` with
+`sys.argv == ["main.py"]`, the sandbox's own modules and path gone from `sys`, the fork server's
+frozen objects unfrozen, no signal handler of the sandbox's installed.
 Records sent (see `_wire.py` for values):
   ["isolation", [names]]  ["ready"] | ["abort", phase, type, message]   phase: program | entry_point
   ["event", kind, detail, call_id]   ["return", call_id, value]   ["raised", call_id, type, message]
@@ -39,6 +47,7 @@ import os
 import resource
 import sys
 
+import _cgroup
 import _hook
 import _landlock
 import _seccomp
@@ -55,20 +64,25 @@ def _cpu_limit_reached(signum, frame, _exit=os._exit, _status=_hook.CPU_LIMIT_ST
 
 
 def _set_limits(limits):
-    """CPU seconds, address space, file size, open files, no core dumps; SIGXFSZ becomes EFBIG.
+    """CPU seconds, address space, file size, open files, no core dumps, at most `threads` threads
+    besides its own; SIGXFSZ becomes EFBIG (as Python itself sets it).
 
-    The jail is PID 1 of its PID namespace, and the kernel drops a signal to a namespace's init
-    that has no handler: SIGXCPU at the soft CPU limit would be lost and only the hard limit's
-    SIGKILL a second later would end the jail, indistinguishable from any other kill. A handler
-    turns the soft limit into CPU_LIMIT_STATUS, which the parent reads as a timeout."""
+    Below its init the jail dies of SIGXCPU at the soft CPU limit like any process, and the parent
+    reads that as a timeout. Only a jail that is PID 1 (no PID namespace: the kernel drops a signal
+    to an init that has no handler) needs a handler, which turns the soft limit into
+    CPU_LIMIT_STATUS."""
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
-    _signal.signal(_signal.SIGXCPU, _cpu_limit_reached)
+    if os.getpid() == 1:
+        _signal.signal(_signal.SIGXCPU, _cpu_limit_reached)
     memory = limits["memory_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     size = limits["file_size_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
+    # An ordinary login's shape: a soft limit a quarter of the hard one, which is the cap.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(16, limits["open_files"] // 4), limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Threads count against the uid's tasks, and each jail has a uid of its own: this caps them.
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, limits["threads"] + 1))
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
 
 
@@ -135,14 +149,14 @@ def _drop_privileges(libc, uid, workdir):
     for capability in range(64):
         if libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
             break  # past the last capability this kernel knows
-    os.setgroups([])
+    os.setgroups([uid])  # its own group, as an ordinary user's login gives
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)  # after setresuid, which clears it
     with open("/proc/self/status") as status:
         capabilities = [line.split()[1] for line in status if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))]
-    return os.getresuid() == (uid, uid, uid) and os.getgroups() == [] and set(capabilities) == {"0000000000000000"}
+    return os.getresuid() == (uid, uid, uid) and os.getgroups() == [uid] and set(capabilities) == {"0000000000000000"}
 
 
 class _Requests:
@@ -158,7 +172,7 @@ class _Requests:
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return _wire.loads(line)
+        return _wire.loads(line, objects=True)  # from the trusted parent
 
 
 def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):
@@ -178,6 +192,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     libc = ctypes.CDLL(None, use_errno=True)
     workdir = os.path.realpath(job["workdir"])
     isolation = ["pidns"] if in_pidns else []
+    isolation += _cgroup.applied()  # entered by its init before the fork
     exposed = False
     if os.geteuid() == 0:
         applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["unshare_network"], plan)
@@ -202,10 +217,13 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     if (os.O_ACCMODE & fcntl.fcntl(reply_fd, fcntl.F_GETFL)) == os.O_WRONLY and (mode & 0o170000) == 0o010000:
         isolation.append("write_only_channel")
     readable = readable_prefixes if "landlock" in isolation else None
-    if _seccomp.install():
+    main_path = workdir + "/main.py"
+    with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
+        main_file.write(job["program"])
+    if _seccomp.install(os.getpid()):
         isolation.append("seccomp")
     audit = sys.audit
-    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call))
+    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path))
     isolation += ["audit_hook", "rlimits"]
     send(["isolation", isolation])
     _record_exit_calls()
@@ -223,9 +241,9 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             audit("sandbox.exit", "SystemExit(" + describe(error)[:40] + ")")
         return qualname(_type(error))[:100], describe(error)
 
-    namespace = {"__name__": "__candidate__", "__builtins__": builtins}
+    namespace = _look_ordinary(main_path)
     try:
-        exec(compile(job["program"], "<candidate>", "exec"), namespace)
+        exec(compile(job["program"], main_path, "exec"), namespace)
     except _base_exception as error:  # the candidate's failure is data, never the jail's crash
         send(["abort", "program", *raised(error)])
         _exit(0)
@@ -251,6 +269,38 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             original_excepthook = sys.excepthook
         current_call[0] = None
         send(reply)
+
+
+_SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_landlock", "_seccomp", "_wire", "ctypes", "_ctypes", "ctypes._endian", "socket",
+                    "_socket", "select", "selectors", "fcntl", "resource", "array")
+
+
+def _look_ordinary(main_path):
+    """The candidate's module namespace, with `sys` made to look like `python main.py`'s: the
+    module is `__main__` with a `__file__`, the fork server's argv, path entry and modules (this
+    one among them) are gone, its frozen objects are back in the collector. Every object the jail
+    itself uses was bound before this, so dropping the modules from `sys.modules` removes nothing
+    it needs; a candidate that imports one of them gets a fresh copy."""
+    import gc
+    import importlib.machinery
+    import types
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [entry for entry in sys.path if entry and os.path.abspath(entry) != here]
+    sys.path.insert(0, os.path.dirname(main_path))
+    for name in _SANDBOX_MODULES:
+        sys.modules.pop(name, None)
+    module = types.ModuleType("__main__")
+    module.__file__ = main_path
+    module.__dict__.update(
+        __cached__=None, __loader__=importlib.machinery.SourceFileLoader("__main__", main_path), __builtins__=builtins,
+        __annotations__={},
+    )
+    sys.modules["__main__"] = module
+    sys.argv[:] = ["main.py"]
+    sys.orig_argv[:] = ["python3", "main.py"]
+    gc.unfreeze()
+    return module.__dict__
 
 
 def _record_exit_calls():

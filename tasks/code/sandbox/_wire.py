@@ -12,10 +12,20 @@ the candidate defined ever runs on the trusted side.
   ["d", [[k, v], ...]] dict      ["o", "TypeName"] anything else (opaque: never decodes)
   ["x"] over the size budget (never decodes)
 
-A record is one JSON array per line. Decoding is bounded: a line is at most `MAX_LINE` bytes, a
-value at most `MAX_DEPTH` deep and `MAX_ITEMS` items, an int at most `MAX_INT_HEX` hex digits,
-and every failure is a `WireError` (never an OverflowError, RecursionError or MemoryError
-escaping to the caller). `safe_text` makes any text printable and encodable (lone surrogates,
+A record is one JSON array per line (a JSON object anywhere in what the jail sends is refused). Decoding is bounded:
+a line is at most `MAX_LINE` bytes, a value at most `MAX_DEPTH` deep and `MAX_ITEMS` items, an int
+at most `MAX_INT_HEX` hex digits, and every failure is a `WireError` (never an OverflowError,
+RecursionError or MemoryError escaping to the caller).
+
+Decoding is bounded in work as well as in size. The one step whose cost the sender could make
+degenerate is rebuilding a set or dict: keys chosen to share one hash (ints `k * (2**61 - 1)` all
+hash alike, and a subclass in the jail with its own `__hash__` arrives as such plain ints) make
+each insertion scan all the others, quadratic work in C, under the GIL, where no deadline can
+interrupt it. So before any set or dict is built, its keys are grouped by hash in a table keyed by
+the hash values themselves (an int hashes to itself, so that table cannot degenerate), and more
+than `MAX_SHARED_HASH` distinct keys with one hash is a `WireError`: the work is then at most
+`MAX_SHARED_HASH` comparisons per key, whatever the keys. Honest values share a hash only by
+accident (-1 and -2 do), far below the cap. `safe_text` makes any text printable and encodable (lone surrogates,
 control bytes) before it reaches a report.
 """
 
@@ -26,10 +36,18 @@ MAX_ITEMS = 200_000
 MAX_TEXT = 1_000_000
 MAX_INT_HEX = 20_000
 MAX_LINE = 16 * 1024 * 1024
+MAX_SHARED_HASH = 8
 _SMALL_INT = 1 << 62
 
 _dumps = json.JSONEncoder(ensure_ascii=True, check_circular=False, allow_nan=False, separators=(",", ":")).encode
-_loads = json.JSONDecoder().decode
+
+
+def _no_objects(pairs):
+    raise WireError("a JSON object in a record")
+
+
+_loads = json.JSONDecoder(object_pairs_hook=_no_objects).decode
+_loads_with_objects = json.JSONDecoder().decode  # the parent's own job record, read in the jail
 
 
 class WireError(ValueError):
@@ -103,12 +121,15 @@ def dumps(record):
     return (_dumps(record) + "\n").encode("ascii")
 
 
-def loads(line):
-    """One record from a line; WireError for anything malformed or over a bound."""
+def loads(line, objects=False):
+    """One record from a line; WireError for anything malformed or over a bound. A JSON object is
+    refused unless `objects` (the jail reading the parent's job: trusted text)."""
     if len(line) > MAX_LINE:
         raise WireError(f"record of {len(line)} bytes is over the {MAX_LINE}-byte limit")
     try:
-        record = _loads(line.decode("ascii"))
+        record = (_loads_with_objects if objects else _loads)(line.decode("ascii"))
+    except WireError:
+        raise
     except (ValueError, RecursionError, MemoryError) as error:
         raise WireError(f"undecodable record: {type(error).__name__}") from None
     if type(record) is not list or not record or type(record[0]) is not str:
@@ -127,6 +148,8 @@ def decode(tagged, depth=0, budget=None):
     tag, rest = tagged[0], tagged[1:]
     if tag == "n" and not rest:
         return None
+    if tag == "x" and not rest:
+        raise WireError("a value over the size limit")
     if len(rest) != 1:
         raise _unexpected(tag, rest)
     payload = rest[0]
@@ -154,26 +177,35 @@ def decode(tagged, depth=0, budget=None):
             raise WireError("malformed bytes") from None
     if tag in ("l", "t", "S", "F") and kind is list:
         items = [decode(item, depth + 1, budget) for item in payload]
-        try:
-            return items if tag == "l" else tuple(items) if tag == "t" else set(items) if tag == "S" else frozenset(items)
-        except TypeError:
-            raise WireError("unhashable set member") from None
+        if tag in ("S", "F"):
+            _check_hashes(items)
+        return items if tag == "l" else tuple(items) if tag == "t" else set(items) if tag == "S" else frozenset(items)
     if tag == "d" and kind is list:
-        result = {}
+        pairs = []
         for pair in payload:
             if type(pair) is not list or len(pair) != 2:
                 raise WireError("malformed dict item")
-            key = decode(pair[0], depth + 1, budget)
-            try:
-                result[key] = decode(pair[1], depth + 1, budget)
-            except TypeError:
-                raise WireError("unhashable dict key") from None
-        return result
+            pairs.append((decode(pair[0], depth + 1, budget), decode(pair[1], depth + 1, budget)))
+        _check_hashes([key for key, _ in pairs])
+        return dict(pairs)
     if tag == "o" and kind is str:
         raise WireError(f"a value of non-builtin type {safe_text(payload, 80)}")
-    if tag == "x":
-        raise WireError("a value over the size limit")
     raise _unexpected(tag, rest)
+
+
+def _check_hashes(keys):
+    """WireError unless every key is hashable and no more than `MAX_SHARED_HASH` distinct keys
+    share a hash: then building the set or dict costs at most that many comparisons per key."""
+    groups: dict[int, list] = {}  # hash value -> the distinct keys seen with it; an int's hash is itself
+    for key in keys:
+        try:
+            group = groups.setdefault(hash(key), [])
+        except TypeError:
+            raise WireError("an unhashable set member or dict key") from None
+        if not any(seen == key for seen in group):
+            if len(group) >= MAX_SHARED_HASH:
+                raise WireError(f"more than {MAX_SHARED_HASH} distinct set members or dict keys share one hash")
+            group.append(key)
 
 
 def _unexpected(tag, rest):

@@ -1,7 +1,8 @@
 """The fork server: a warm interpreter that forks one jail per run (`_jail.py`).
 
-Started as `python -I -S -B _zygote.py <control_fd>` by `forkserver.py` (one per trusted parent),
-or as `python -I -S -B _zygote.py --once <request_fd> <reply_fd> <stderr_fd>` by the exec launcher,
+Started as `python -S _zygote.py <control_fd>` by `forkserver.py` (one per trusted parent, with an
+environment of PATH and LANG only), or as `python -S _zygote.py --once <request_fd> <reply_fd>
+<stderr_fd> <variant>` by the exec launcher,
 which forks a single jail, waits for it and exits with its status (128 + signal when killed).
 It imports everything a jail needs, reads its policy from stdin (NUL-separated: the sandbox root,
 then the readable paths) and builds the Landlock read ruleset once, kept as a descriptor that
@@ -10,9 +11,14 @@ namespaces and let each jail mount its work dir.
 
 Per run it takes three descriptors (the request pipe's read end, the reply pipe's write end, the
 stderr file), enters a fresh PID namespace for its next child (unshare CLONE_NEWPID, then setns
-back to its own, so every jail gets a namespace of its own), and forks. The jail is PID 1 there:
-killing it kills everything it could have left behind, and it sees no pid outside. Each jail gets
-a uid of its own (`_UID_BASE` + run number), so no two jails share one.
+back to its own, so every jail gets a namespace of its own), and forks. That child is the
+namespace's init: it forks the jail (PID 2, or 3 in the differential run's variant), holds none of
+the run's descriptors, reaps it and exits with its status (128 + signal when it was killed). The
+candidate is thus an ordinary process, not PID 1: the kernel's rules for an init (signals without
+a handler dropped) do not apply to it, so the CPU limit's SIGXCPU kills it as anywhere else, and
+killing the init kills everything in the namespace. Each jail gets a uid of its own
+(`_UID_BASE` + run number; `_VARIANT_UID_BASE` + run number in the variant), so no two jails of
+one server share one.
 
 The server never sees a run's content (the job travels on the request pipe to the jail), holds
 only run ids and pids, and is a fresh interpreter (exec'd, not forked from the trusted parent), so
@@ -20,7 +26,8 @@ its memory holds no parent secret. Each jail gets descriptors 0-5 and nothing el
 /dev/null, 2 stderr (reopened write-only), 3 requests, 4 replies, 5 the ruleset.
 
 Protocol, one ASCII datagram per message (SOCK_SEQPACKET):
-  parent -> server: "run <id>" with 3 descriptors | "kill <id>"
+  parent -> server: "run <id> <variant> <memory bytes> <pids>" with 3 descriptors | "kill <id>"
+                    (variant: 0 or 1; the two limits for the run's cgroups, `_cgroup.py`)
   server -> parent: "started <id> <pid>" | "exited <id> <returncode>" | "failed <id> <reason>"
 Single-threaded by design: fork is only safe without other threads. A jail's zombie pins its pid
 until it is reaped, so a kill can never hit a reused pid. When the control socket closes (the
@@ -51,6 +58,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
+import _cgroup
 import _jail
 import _landlock
 import _seccomp
@@ -61,7 +69,7 @@ _JAIL_FDS = 6
 _FD_CEILING = 1 << 20  # closerange uses close_range(2): the span costs nothing
 _CLONE_NEWPID = 0x20000000
 _PR_SET_PDEATHSIG = 1
-_UID_BASE, _UID_SPAN = 200_000, 100_000
+_UID_BASE, _VARIANT_UID_BASE, _UID_SPAN = 200_000, 100_000, 100_000
 _libc = ctypes.CDLL(None, use_errno=True)
 _seccomp.library()
 
@@ -80,11 +88,13 @@ class _Forker:
         except OSError:
             self.own_pid_namespace = -1
         self.runs = 0
+        self.cgroups = _cgroup.Layout()
 
-    def fork(self, fds):
-        """Fork a jail holding `fds` (requests, replies, stderr); its pid in this namespace."""
+    def fork(self, fds, variant=False, memory_bytes=0, pids_max=0):
+        """Fork a jail's init holding `fds` (requests, replies, stderr); its pid in this namespace.
+        With `memory_bytes` and `pids_max`, the init and its jail run in cgroups of their own."""
         self.runs += 1
-        uid = _UID_BASE + self.runs % _UID_SPAN
+        uid = (_VARIANT_UID_BASE if variant else _UID_BASE) + self.runs % _UID_SPAN
         in_pidns = self.own_pid_namespace >= 0 and _libc.unshare(_CLONE_NEWPID) == 0
         try:
             pid = os.fork()
@@ -92,14 +102,51 @@ class _Forker:
             if in_pidns:
                 _libc.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
         if pid == 0:
-            self._become_jail(fds, uid, in_pidns)
+            self._become_init(fds, uid, in_pidns, variant, (memory_bytes, pids_max))
         return pid
 
+    def status(self, wait_status):
+        """The jail's Popen-style status from its init's wait status (the init exits with 128 +
+        signal for a jail killed by a signal); negative for a signal."""
+        code = os.waitstatus_to_exitcode(wait_status)
+        if self.own_pid_namespace >= 0 and 128 < code <= 128 + 64:
+            return 128 - code
+        return code
+
+    def _become_init(self, fds, uid, in_pidns, variant, limits):
+        """In the forked child, PID 1 of the new namespace: fork the jail, keep nothing of it but its
+        pid, reap it, exit with its status. Without a PID namespace the child is the jail itself."""
+        if not in_pidns:
+            self._become_jail(fds, uid, in_pidns)
+        code = 70
+        try:
+            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            os.setsid()
+            made = self.cgroups.enter(self.runs, *limits) if all(limits) else []
+            if variant:  # the variant's jail gets another pid: one short-lived child first
+                spacer = os.fork()
+                if spacer == 0:
+                    os._exit(0)
+                os.waitpid(spacer, 0)
+            jail = os.fork()
+            if jail == 0:
+                self._become_jail(fds, uid, in_pidns)
+            os.closerange(0, _FD_CEILING)  # the control socket, the run's descriptors: none stay here
+            _, status = os.waitpid(jail, 0)
+            code = os.waitstatus_to_exitcode(status)
+            if self.cgroups.leave(made) and code < 0:
+                code = _cgroup.MEMORY_LIMIT_STATUS
+        finally:
+            os._exit(code if code >= 0 else 128 - code)
+
     def _become_jail(self, fds, uid, in_pidns):
-        """In the forked child: descriptors 0-5, nothing else open, own session, then the jail."""
+        """In the jail: descriptors 0-5, nothing else open, then `_jail.run`."""
         try:
             _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # set again after the uid changes
-            os.setsid()
+            if in_pidns:
+                os.setpgid(0, 0)  # a group of its own in the init's session, as a shell's job
+            else:
+                os.setsid()
             stderr = os.open(f"/proc/self/fd/{fds[2]}", os.O_WRONLY | os.O_APPEND)  # no reading it back
             devnull = os.open(os.devnull, os.O_RDWR)
             sources = [devnull, devnull, stderr, fds[0], fds[1], self.ruleset if self.ruleset >= 0 else devnull]
@@ -152,6 +199,7 @@ class _Server:
         finally:
             for _, pid in self.children.values():
                 _kill(pid)
+            self.forker.cgroups.remove()
 
     def _handle(self):
         """One control message; False when the parent closed the socket."""
@@ -162,9 +210,9 @@ class _Server:
                 fds.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - len(data) % 4, 4))
         if not message:
             return False
-        verb, job_id = message.decode("ascii").split()[:2]
+        verb, job_id, *rest = message.decode("ascii").split()
         if verb == "run" and len(fds) == _DESCRIPTORS:
-            self._fork(job_id, fds)
+            self._fork(job_id, fds, rest)
         elif verb == "run":
             self.control.send(f"failed {job_id} expected-{_DESCRIPTORS}-descriptors".encode())
         elif verb == "kill":
@@ -175,11 +223,13 @@ class _Server:
             os.close(fd)
         return True
 
-    def _fork(self, job_id, fds):
+    def _fork(self, job_id, fds, options):
+        """`options`: the variant flag, the memory limit in bytes and the pids limit (as text)."""
+        variant, memory_bytes, pids_max = _options(options)
         sys.stdout.flush()
         sys.stderr.flush()
         try:
-            pid = self.forker.fork(fds)
+            pid = self.forker.fork(fds, variant, memory_bytes, pids_max)
         except OSError as error:
             self.control.send(f"failed {job_id} {type(error).__name__}".encode())
             return
@@ -194,22 +244,29 @@ class _Server:
         _kill(pid)  # whatever is left in its namespace or session dies too; the zombie pins the pid
         _, status = os.waitpid(pid, 0)
         os.close(pidfd)
-        self.control.send(f"exited {job_id} {os.waitstatus_to_exitcode(status)}".encode())
+        self.control.send(f"exited {job_id} {self.forker.status(status)}".encode())
 
 
-def _once(forker, fds):
+def _options(words):
+    """(variant, memory bytes, pids limit) from "<variant> <memory bytes> <pids limit>"."""
+    numbers = [int(word) if word.isdigit() else 0 for word in (words + ["0", "0", "0"])[:3]]
+    return numbers[0] == 1, numbers[1], numbers[2]
+
+
+def _once(forker, fds, options):
     """The exec launcher's mode: one jail, then exit with its status. It dies with the thread
     that started it (which waits for it), and its jail dies with it, so a trusted parent killed
     mid-run leaves nothing behind."""
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() == 1:
         os._exit(70)  # the parent is already gone
-    pid = forker.fork(fds)
+    pid = forker.fork(fds, *_options(options))
     for fd in fds:
         os.close(fd)
     _, status = os.waitpid(pid, 0)
     _kill(pid)
-    code = os.waitstatus_to_exitcode(status)
+    code = forker.status(status)
+    forker.cgroups.remove()
     os._exit(code if code >= 0 else 128 - code)
 
 
@@ -219,5 +276,5 @@ if __name__ == "__main__":
     # collections never walk (and so never copy) those pages.
     gc.freeze()
     if sys.argv[1] == "--once":
-        _once(forker, [int(fd) for fd in sys.argv[2:5]])
+        _once(forker, [int(fd) for fd in sys.argv[2:5]], sys.argv[5:8])
     _Server(int(sys.argv[1]), forker).serve()

@@ -52,7 +52,7 @@ def sandbox_root() -> str:
     with _roots_lock:
         pid = os.getpid()  # a forked copy of this process gets a root of its own
         if pid not in _roots:
-            _roots[pid] = tempfile.mkdtemp(prefix="sandbox-root-")
+            _roots[pid] = tempfile.mkdtemp()  # an ordinary-looking /tmp/tmpXXXXXXXX: the jail sees the path
             os.chmod(_roots[pid], 0o711)  # jails run as other uids: they may traverse it, not list it
             atexit.register(shutil.rmtree, _roots[pid], True)
         return _roots[pid]

@@ -27,13 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tasks.code.sandbox._cgroup import MEMORY_LIMIT_STATUS
 from tasks.code.sandbox._hook import CPU_LIMIT_STATUS, DIVERTED_STATUS
 from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
 from tasks.code.sandbox.channel import Channel, JailStopped
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
+from tasks.code.sandbox.differential import combine, variant_limits
 from tasks.code.sandbox.forkserver import ForkServerError
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.launch import Jail, environment, start_exec, start_forked
+from tasks.code.sandbox.reference import Reference
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 from tasks.code.sandbox.runner import CandidateFailure, CheckRun, run_check
 
@@ -47,7 +50,10 @@ _KILL_GRACE_S = 5.0
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
-    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 64 descriptors.
+    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 4096 descriptors (soft
+    limit 1024, as an ordinary login's), 16
+    threads besides the jail's own (RLIMIT_NPROC of the jail's own uid; a pids cgroup too where
+    delegated).
     `unshare_network` asks for an empty network namespace. `launcher` is "fork_server" (fast;
     falls back to "exec" where unavailable) or "exec" (a fresh one-shot server per run); the
     result's `details["launcher"]` says which ran. `confine_filesystem` limits reads to the
@@ -58,7 +64,8 @@ class SandboxLimits:
     memory_mb: int = 1024
     file_size_mb: int = 16
     disk_mb: int = 64
-    open_files: int = 64
+    open_files: int = 4096
+    threads: int = 16
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
     confine_filesystem: bool = True
@@ -77,22 +84,58 @@ def run_tests(
     helpers: str = "",
     min_cases: int = 1,
     replay: Replay = (),
+    reference: Reference | None = None,
+    differential: bool = False,
 ) -> ExecutionResult:
     """Execute `program` (the candidate module) in a jail against a HumanEval-style
-    `check(candidate)` test run here, with `helpers` (the prompt) as the test's pristine helpers.
+    `check(candidate)` test run here, with `helpers` (the reference program: the prompt and the
+    canonical solution, or the prompt alone) as the test's pristine namespace.
 
     A pass needs at least `min_cases` asserts evaluated (`profile.measure` gives the number a
     correct solution reaches). `replay` calls are made first, unjudged (the shield's hidden
-    inputs). Raises ValueError when the *test* has no instrumentable `check` (a data problem, not
-    the candidate's); everything the candidate does is reported in the result.
+    inputs). With `reference` (the canonical answers, `TestProfile.reference`), a pass also needs
+    every hidden call answered as the reference answers (`reference.py`); `details` then carries
+    `reference_check` (True/False), `hidden_test` (the asserts' own verdict) and `disagreement`
+    (the two differ). With `differential`, a run that passed is repeated in a jail whose
+    surroundings differ, which must give the same answers (`differential.py`): otherwise the run
+    fails as `environment_dependent`. Raises ValueError when the *test* has no instrumentable `check` (a data
+    problem, not the candidate's); everything the candidate does is reported in the result.
     """
     test = instrument(test_source)
-    if limits.launcher == "fork_server":
+    record: list[tuple[Any, Any]] | None = [] if differential else None
+    first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, record))
+    if record is None or not first.passed:
+        return first
+    answers = Reference(tuple(tagged for tagged, _ in record), tuple(answer for _, answer in record))
+    second = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, answers, None, variant=True))
+    return combine(first, second)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One jail's run: what `_attempt` needs. `variant` is the differential run's (other
+    surroundings; `reference` then holds the first run's answers); `record` collects answers."""
+
+    program: str
+    test: InstrumentedTest
+    entry_point: str
+    limits: SandboxLimits
+    helpers: str
+    min_cases: int
+    replay: Replay
+    reference: Reference | None
+    record: list[tuple[Any, Any]] | None
+    variant: bool = False
+
+
+def _launch(run: _Run) -> ExecutionResult:
+    """`_attempt` with the warm fork server, falling back to a one-shot server."""
+    if run.limits.launcher == "fork_server":
         try:
-            return _attempt("fork_server", program, test, entry_point, limits, helpers, min_cases, replay)
+            return _attempt("fork_server", run)
         except ForkServerError:
             pass  # unavailable or unresponsive: run it with a one-shot server instead
-    return _attempt("exec", program, test, entry_point, limits, helpers, min_cases, replay)
+    return _attempt("exec", run)
 
 
 class _JailCaller:
@@ -122,13 +165,12 @@ class _JailCaller:
         raise CandidateFailure("stopped", f"unexpected reply to call {call_id}", "protocol")
 
 
-def _attempt(
-    launcher: Launcher, program: str, test: InstrumentedTest, entry_point: str, limits: SandboxLimits,
-    helpers: str, min_cases: int, replay: Replay,
-) -> ExecutionResult:
+def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
+    limits = run.limits
     started = time.monotonic()
     deadline = started + limits.wall_s
-    workdir = tempfile.mkdtemp(prefix="sandbox-work-", dir=sandbox_root())
+    applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "threads")}
+    workdir = tempfile.mkdtemp(prefix="job-" if run.variant else "tmp", dir=sandbox_root())
     policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
     request_r, request_w = os.pipe2(os.O_CLOEXEC)
     reply_r, reply_w = os.pipe2(os.O_CLOEXEC)
@@ -139,20 +181,23 @@ def _attempt(
         with tempfile.TemporaryFile() as stderr:
             try:
                 start = start_forked if launcher == "fork_server" else start_exec
-                jail = start(request_r, reply_w, stderr.fileno(), policy)
+                seen = variant_limits(applied) if run.variant else applied
+                # The memory cgroup holds the address space's worth and the work dir's tmpfs pages.
+                cgroup = ((seen["memory_mb"] + seen["disk_mb"]) * 1024 * 1024, seen["threads"] + 2)
+                jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
             finally:
                 os.close(request_r)
                 os.close(reply_w)
             job = {
                 "workdir": workdir,
-                "program": program,
-                "entry_point": entry_point,
-                "environment": environment(workdir),
+                "program": run.program,
+                "entry_point": run.entry_point,
+                "environment": environment(workdir, run.variant),
                 "unshare_network": limits.unshare_network,
-                "limits": {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb")},
+                "limits": seen,
             }
-            verdict = _Verdict(channel, min_cases)
-            verdict.run(job, test, helpers, entry_point, _JailCaller(channel, calls), replay)
+            verdict = _Verdict(channel, run.min_cases)
+            verdict.run(job, run, _JailCaller(channel, calls))
             _finish(channel, jail, verdict.stop_kind)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
@@ -191,7 +236,7 @@ class _Verdict:
         self.stop_detail = ""
         self.check = CheckRun()
 
-    def run(self, job: dict[str, Any], test: InstrumentedTest, helpers: str, entry_point: str, caller: _JailCaller, replay: Replay) -> None:
+    def run(self, job: dict[str, Any], run: _Run, caller: _JailCaller) -> None:
         try:
             self.channel.send(["job", job])
             first = self.channel.receive()
@@ -209,7 +254,7 @@ class _Verdict:
         if loaded != ["ready"]:
             self.stop_kind, self.stop_detail = "protocol", "no ready record"
             return
-        self.check = run_check(test, helpers, entry_point, caller, replay)
+        self.check = run_check(run.test, run.helpers, run.entry_point, caller, run.replay, run.reference, run.record, run.variant)
         if self.check.stopped is not None:
             self.stop_kind, self.stop_detail = self.check.stopped.cause, self.check.stopped.reason
 
@@ -220,9 +265,21 @@ class _Verdict:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
         elif returncode == DIVERTED_STATUS:
             self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
-        elif self.stop_kind == "exited" and returncode is not None and returncode != CPU_LIMIT_STATUS:
+        elif self.stop_kind == "exited" and returncode is not None and returncode not in (CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU):
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
+        checked: dict[str, Any] = {}
+        if self.check.reference is not None:
+            held = self.check.reference.held()
+            checked = {"reference_check": held, "hidden_test": outcome == "pass", "disagreement": False}
+            if outcome == "pass" and not held:
+                mismatch = self.check.reference.mismatch or "fewer calls were answered than the reference answers"
+                outcome, reason = "wrong_answer", f"the hidden test's asserts held, but {mismatch}"
+                checked["disagreement"] = True
+            elif outcome == "wrong_answer" and held:
+                checked["disagreement"] = True
+            if self.check.reference.mismatch:
+                checked["reference_mismatch"] = self.check.reference.mismatch
         details = {
             "launcher": launcher,
             "aborts": [self.abort] if self.abort else [],
@@ -230,6 +287,7 @@ class _Verdict:
             "event_counts": dict(self.channel.event_counts),
             "calls": self.check.calls,
             "min_cases": self.min_cases,
+            **checked,
         }
         return ExecutionResult(
             outcome, reason, tuple(cases), tuple(self.channel.events), round(duration, 4), self.isolation, returncode,
@@ -243,6 +301,8 @@ class _Verdict:
             return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
         if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
             return "memory_exceeded", "address-space limit"
+        if returncode == MEMORY_LIMIT_STATUS:
+            return "memory_exceeded", "memory cgroup limit (the kernel killed the jail)"
         if returncode == -signal.SIGSYS:
             return "error", "the kernel killed the jail for a forbidden system call"
         if returncode == DIVERTED_STATUS:

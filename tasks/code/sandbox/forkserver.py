@@ -1,7 +1,8 @@
 """The trusted side of the fork server: start it, hand it descriptors, learn when jails exit.
 
-One server (`_zygote.py`) per parent process, started on first use as a fresh `python -I -S -B`
-interpreter with a minimal environment, so it holds nothing of this process. It is given three
+One server (`_zygote.py`) per parent process, started on first use as a fresh `python -S -B`
+interpreter with a minimal environment (PATH and LANG: no PYTHON* variable, so `-I` is not needed,
+and the jail's `sys.flags` show no isolated mode), so it holds nothing of this process. It is given three
 descriptors per run over a Unix socket and never the job itself (see `_zygote.py` for what a child
 can and cannot inherit). Many threads may use the server at once: a reader thread routes each
 "started"/"exited" message to the waiting run. Waits are events, not polling, and no signals are
@@ -67,7 +68,7 @@ class ForkServer:
         confinement = "\0".join([policy[0], *policy[1]]).encode() if policy else b""
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), str(theirs.fileno())],
+                [sys.executable, "-S", "-B", str(_ZYGOTE), str(theirs.fileno())],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -89,9 +90,11 @@ class ForkServer:
         self.alive = True
         threading.Thread(target=self._read, name="sandbox-fork-server", daemon=True).start()
 
-    def run(self, request_fd: int, reply_fd: int, stderr_fd: int) -> ForkedRun:
+    def run(self, request_fd: int, reply_fd: int, stderr_fd: int, variant: bool = False, cgroup: tuple[int, int] = (0, 0)) -> ForkedRun:
         """Fork a jail on the request pipe's read end and the reply pipe's write end; the
-        descriptors are duplicated, not taken. A server that misses the start deadline (stopped,
+        descriptors are duplicated, not taken. `variant` asks for the differential run's other
+        surroundings (another uid range and pid); `cgroup` is (memory bytes, pids) for the run's
+        cgroups, (0, 0) for none. A server that misses the start deadline (stopped,
         wedged) is killed, so the next run starts a fresh one."""
         job_id = str(next(self._ids))
         run = _Run()
@@ -101,7 +104,7 @@ class ForkServer:
             self._runs[job_id] = run
             try:
                 fds = array.array("i", (request_fd, reply_fd, stderr_fd)).tobytes()
-                self._socket.sendmsg([f"run {job_id}".encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+                self._socket.sendmsg([f"run {job_id} {int(variant)} {cgroup[0]} {cgroup[1]}".encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             except OSError as error:
                 self._runs.pop(job_id, None)
                 raise ForkServerError(f"cannot reach the fork server: {error}") from error

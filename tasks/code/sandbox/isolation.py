@@ -3,7 +3,8 @@
 A measure is named only when it really applied in that run: the jail checks each one after
 applying it (the uid and capabilities it now has, the descriptor's access mode, the filter that
 loaded) and reports what held. `MEASURES` is the full set, what a root run on a kernel with
-Landlock ABI 6+ and libseccomp gives (as in CI); elsewhere some are missing, and the result says
+Landlock ABI 6+, libseccomp and delegated memory and pids cgroups (v1 or v2) gives (as in CI, where
+`tests/tasks/code/test_jail.py` fails without one); elsewhere some are missing, and the result says
 which.
 """
 
@@ -14,7 +15,9 @@ MEASURES: dict[str, str] = {
     "netns": "an empty network namespace",
     "tmpfs_workdir": "a size-limited tmpfs work dir in a private mount namespace (aggregate disk cap)",
     "unprivileged_uid": "an unprivileged uid and gid of its own, no groups, no capabilities",
-    "rlimits": "CPU seconds, address space, file size, descriptors, no core dumps",
+    "rlimits": "CPU seconds, address space, file size, descriptors, threads, no core dumps",
+    "memory_cgroup": "a memory cgroup of its own: everything it holds (memfd, tmpfs and anonymous pages) within the limit",
+    "pids_cgroup": "a pids cgroup of its own: at most `threads` threads besides its own",
     "landlock": "reads only the standard library and shared libraries",
     "landlock_writes": "writes only in its work dir",
     "landlock_net": "no TCP bind or connect",

@@ -32,9 +32,20 @@ class Jail(Protocol):
     def returncode(self) -> int | None: ...
 
 
-def environment(workdir: str) -> dict[str, str]:
-    """The jail's whole environment."""
-    return {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
+# What a user's shell would hand a program it starts; the differential run's variant differs in
+# every value, so an answer that depends on any of them shows (`differential.py`).
+_ENVIRONMENTS = (
+    {"HOME": "/home/dev", "USER": "dev", "LOGNAME": "dev", "SHELL": "/bin/bash", "LANG": "C.UTF-8",
+     "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color"},
+    {"HOME": "/home/ci", "USER": "ci", "LOGNAME": "ci", "SHELL": "/bin/sh", "LANG": "en_US.UTF-8",
+     "PATH": "/usr/bin:/bin:/usr/local/bin", "TERM": "dumb"},
+)
+
+
+def environment(workdir: str, variant: bool = False) -> dict[str, str]:
+    """The jail's whole environment: an ordinary login's, with PWD the work dir (its cwd) and
+    TMPDIR there too (the only place it can write)."""
+    return {**_ENVIRONMENTS[int(variant)], "PWD": workdir, "TMPDIR": workdir}
 
 
 def policy_text(policy: forkserver.Policy) -> bytes:
@@ -42,17 +53,23 @@ def policy_text(policy: forkserver.Policy) -> bytes:
     return "\0".join([policy[0], *policy[1]]).encode() if policy else b""
 
 
-def start_forked(request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy) -> Jail:
-    """Fork the jail from the warm server for `policy`; ForkServerError when it cannot."""
-    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd)
+def start_forked(
+    request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False, cgroup: tuple[int, int] = (0, 0)
+) -> Jail:
+    """Fork the jail from the warm server for `policy`; ForkServerError when it cannot. `cgroup`
+    is (memory bytes, pids) for the run's own cgroups, (0, 0) for none."""
+    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd, variant, cgroup)
 
 
 class _OneShot:
     """A one-shot server (`_zygote.py --once`): its exit status is its jail's."""
 
-    def __init__(self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy) -> None:
+    def __init__(
+        self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool, cgroup: tuple[int, int]
+    ) -> None:
+        command = [sys.executable, "-S", "-B", str(_ZYGOTE), "--once", str(request_fd), str(reply_fd), str(stderr_fd)]
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", str(_ZYGOTE), "--once", str(request_fd), str(reply_fd), str(stderr_fd)],
+            [*command, str(int(variant)), str(cgroup[0]), str(cgroup[1])],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=stderr_fd,
@@ -99,6 +116,8 @@ class _OneShot:
         return None if code is None else -(code - 128) if code > 128 else code
 
 
-def start_exec(request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy) -> Jail:
+def start_exec(
+    request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False, cgroup: tuple[int, int] = (0, 0)
+) -> Jail:
     """Start a fresh one-shot server that forks one jail (no warm server involved)."""
-    return _OneShot(request_fd, reply_fd, stderr_fd, policy)
+    return _OneShot(request_fd, reply_fd, stderr_fd, policy, variant, cgroup)

@@ -12,22 +12,32 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from tasks.code.sandbox.executor import SandboxLimits, run_tests
+from tasks.code.sandbox.reference import Reference
 from tasks.code.sandbox.result import ExecutionResult
 
 
 @dataclass(frozen=True)
 class SandboxJob:
-    """One candidate program with the hidden test it must pass, the test's helpers (the prompt)
-    and the number of asserts a correct solution makes run (see `run_tests`)."""
+    """One candidate program with the hidden test it must pass, the test's helpers (the reference
+    program), the number of asserts a correct solution makes run and the canonical answers (see
+    `run_tests`)."""
 
     program: str
     test_source: str
     entry_point: str
     helpers: str = ""
     min_cases: int = 1
+    reference: Reference | None = None
+    differential: bool = False
 
 
 def run_many(jobs: Sequence[SandboxJob], workers: int = 2, limits: SandboxLimits = SandboxLimits()) -> list[ExecutionResult]:
     """`run_tests` for every job, at most `workers` sandboxes at a time, results in job order."""
+    def run(job: SandboxJob) -> ExecutionResult:
+        return run_tests(
+            job.program, job.test_source, job.entry_point, limits, helpers=job.helpers, min_cases=job.min_cases, reference=job.reference,
+            differential=job.differential,
+        )
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
-        return list(threads.map(lambda job: run_tests(job.program, job.test_source, job.entry_point, limits, helpers=job.helpers, min_cases=job.min_cases), jobs))
+        return list(threads.map(run, jobs))

@@ -6,7 +6,10 @@ the wire format as a jail's would be. Two things come out:
 - `cases`: how many asserts ran. A candidate's run that evaluates fewer fails, so an early end or
   an answer that empties a test's loop (`for x in candidate(...)`) can never pass;
 - `inputs`: the argument lists the test passed, in order. The shield replays them in a jail, so
-  its run sees the hidden test's own inputs, answers withheld (`tasks.code.shield`).
+  its run sees the hidden test's own inputs, answers withheld (`tasks.code.shield`);
+- `outputs`: the canonical solution's answer to each of them, for the second checker
+  (`reference.py`), which compares a candidate's answers with these.
+The test runs in the reference program's namespace, as a candidate's does (`runner.py`).
 """
 
 from __future__ import annotations
@@ -18,17 +21,24 @@ from typing import Any
 
 from tasks.code.sandbox._wire import WireError, decode, encoder
 from tasks.code.sandbox.instrument import instrument
+from tasks.code.sandbox.reference import Reference
 from tasks.code.sandbox.runner import CandidateFailure, run_check
 
 
 @dataclass(frozen=True)
 class TestProfile:
     """`cases` asserts ran with the canonical solution, which passed (`passed`); `inputs` holds
-    each call's (args, kwargs) as wire-tagged values (decode with `_wire.decode`)."""
+    each call's (args, kwargs) and `outputs` its answer, as wire-tagged values (decode with
+    `_wire.decode`)."""
 
     cases: int
     inputs: tuple[tuple[Any, Any], ...]
     passed: bool
+    outputs: tuple[Any, ...] = ()
+
+    def reference(self) -> Reference:
+        """The canonical answers, for `run_tests(reference=...)`."""
+        return Reference(self.inputs, self.outputs)
 
     def replay(self) -> tuple[tuple[tuple[Any, ...], dict[str, Any]], ...]:
         """The inputs decoded to fresh plain values, ready for `run_tests(replay=...)`."""
@@ -47,6 +57,7 @@ def measure(prompt: str, canonical_program: str, test_source: str, entry_point: 
         return TestProfile(0, (), False)
     encode, reset = encoder()
     inputs: list[tuple[Any, Any]] = []
+    outputs: list[Any] = []
 
     def call(args: tuple[Any, ...], kwargs: dict[str, Any], case: int | None) -> Any:
         reset()
@@ -57,11 +68,12 @@ def measure(prompt: str, canonical_program: str, test_source: str, entry_point: 
         except Exception as error:
             raise CandidateFailure("raised", f"{type(error).__name__}: {error}") from None
         reset()
+        outputs.append(encode(value))
         try:
-            return decode(encode(value))
+            return decode(outputs[-1])
         except WireError as error:
             raise CandidateFailure("opaque", str(error)) from None
 
-    run = run_check(instrument(test_source), prompt, entry_point, call)
+    run = run_check(instrument(test_source), canonical_program, entry_point, call)
     passed = run.failure is None and not run.assertion_failed and run.test_error is None
-    return TestProfile(len(run.cases), tuple(inputs), passed)
+    return TestProfile(len(run.cases), tuple(inputs), passed, tuple(outputs))

@@ -1,12 +1,16 @@
 """The trusted test: run an instrumented `check(candidate)` in this process, on plain values.
 
 The test's namespace is built fresh per run from trusted parts only: this interpreter's builtins,
-the prompt's own helpers (executed from the prompt text, never from the candidate's program, so a
-redefined `poly` or `encode_cyclic` cannot change what the test checks), and the test module.
-`candidate` (and the entry point's name) is a proxy: each call crosses to the jail as plain,
-type-tagged values and its answer comes back decoded to builtins (see `_wire.py`), so the test's
-`==`, `<`, `abs` or `math.fabs` apply Python's own semantics to values the candidate cannot have
-forged. Nothing of the test, its expected values or its helpers ever reaches the jail.
+the reference program (the prompt with the canonical solution, or the prompt alone where there is
+none; executed from the task's own text, never from the candidate's program, so a redefined `poly`
+or `encode_cyclic` cannot change what the test checks), and the test module. Only `candidate` is
+the candidate: every other name, the entry point's own included (HumanEval/33's test compares
+`candidate(l)` with `sort_third(l)`), is the reference's. `candidate` is a proxy: each call
+crosses to the jail as plain, type-tagged values and its answer comes back decoded to builtins
+(see `_wire.py`), so the test's `==`, `<`, `abs` or `math.fabs` apply Python's own semantics to
+values the candidate cannot have forged. Nothing of the test, its expected values or its helpers
+ever reaches the jail. With a `Reference`, each judged call's answer is also compared with the
+canonical solution's (`reference.py`), the second checker.
 
 A candidate failure inside the test (it raised, returned a non-builtin value, or its jail stopped)
 is a `CandidateFailure`, a BaseException, and is also recorded when raised, so a test's own
@@ -24,8 +28,9 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from tasks.code.sandbox._wire import safe_text
+from tasks.code.sandbox._wire import encoder, safe_text
 from tasks.code.sandbox.instrument import InstrumentedTest
+from tasks.code.sandbox.reference import Reference, ReferenceCheck
 from tasks.code.sandbox.result import CaseResult
 
 _KEPT_RETURNS = 4
@@ -57,6 +62,7 @@ class CheckRun:
     assertion_failed: bool = False
     test_error: str | None = None
     calls: int = 0
+    reference: ReferenceCheck | None = None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -80,10 +86,24 @@ def _namespace(helpers: str) -> dict[str, Any]:
 
 
 def run_check(
-    test: InstrumentedTest, helpers: str, entry_point: str, caller: Caller, replay: Sequence[tuple[tuple[Any, ...], dict[str, Any]]] = ()
+    test: InstrumentedTest,
+    helpers: str,
+    entry_point: str,
+    caller: Caller,
+    replay: Sequence[tuple[tuple[Any, ...], dict[str, Any]]] = (),
+    reference: Reference | None = None,
+    record: list[tuple[Any, Any]] | None = None,
+    differential: bool = False,
 ) -> CheckRun:
-    """Run `check(candidate)` with `candidate` calling through `caller`; never raises for the candidate."""
+    """Run `check(candidate)` with `candidate` calling through `caller`, in a namespace built from
+    `helpers` (the reference program); never raises for the candidate. With `reference`, every
+    judged call's answer is compared with the reference's too (`CheckRun.reference`); with
+    `differential`, `reference` holds another run's answers and calls whose arguments differ from
+    that run's are not compared. `record`, when given, gets each judged call's wire-tagged
+    ((args, kwargs), answer)."""
+    encode, reset = encoder()
     run = CheckRun()
+    judged_calls = [0]
     returns: list[list[str]] = []
     failed: dict[int, str] = {}
     sites: list[int] = []
@@ -96,6 +116,8 @@ def run_check(
             raise run.stopped  # the jail is gone: every further call fails the same way
         run.calls += 1
         case = current() if judged else None
+        index = judged_calls[0]
+        judged_calls[0] += judged
         try:
             value = caller(args, kwargs, case)
         except CandidateFailure as failure:
@@ -107,7 +129,14 @@ def run_check(
                     failed.setdefault(case, failure.reason)
             raise
         if case is not None and len(returns[case]) < _KEPT_RETURNS:
-            returns[case].append(safe_text(_repr.repr(value), 200))
+            returns[case].append(_shown(value))
+        if judged and run.reference is not None:
+            run.reference.compare(index, args, kwargs, value)
+        if judged and record is not None:
+            reset()
+            tagged = (encode(tuple(args)), encode(dict(kwargs)))
+            reset()
+            record.append((tagged, encode(value)))
         return value
 
     def candidate(*args: Any, **kwargs: Any) -> Any:
@@ -125,7 +154,9 @@ def run_check(
                 if failure.kind == "stopped":
                     raise
         namespace = _namespace(helpers)
-        namespace[entry_point] = candidate
+        if reference is not None:
+            function = namespace.get(entry_point)
+            run.reference = ReferenceCheck(reference, function if callable(function) and not differential else None, differential)
         namespace["__case__"] = case
         exec(test.code, namespace)
         namespace["check"](candidate)
@@ -145,3 +176,11 @@ def run_check(
         for index, site in enumerate(sites)
     ]
     return run
+
+
+def _shown(value: Any) -> str:
+    """A kept answer as safe text (an int past the digit limit has no decimal repr)."""
+    try:
+        return safe_text(_repr.repr(value), 200)
+    except ValueError:
+        return f"<{type(value).__name__}>"

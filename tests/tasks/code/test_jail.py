@@ -40,8 +40,8 @@ def test_isolation_is_complete() -> None:
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_jail_is_pid_one_of_its_own_namespace(launcher: str) -> None:
-    outcome, detail, isolation = _probe("return os.getpid()", 1, launcher)
+def test_jail_is_an_ordinary_process_below_an_init_in_its_own_namespace(launcher: str) -> None:
+    outcome, detail, isolation = _probe("return os.getpid(), os.getppid(), os.getpgrp()", (2, 1, 2), launcher)
     _require(isolation, "pidns")
     assert outcome == "pass", detail
 
@@ -50,7 +50,7 @@ def test_jail_is_pid_one_of_its_own_namespace(launcher: str) -> None:
 def test_jail_runs_as_an_unprivileged_uid_without_capabilities(launcher: str) -> None:
     body = """
     ids = os.getresuid() + os.getresgid()
-    return all(i >= 1000 for i in ids) and os.getgroups() == []
+    return all(i >= 1000 for i in ids) and os.getgroups() == [os.getgid()]
     """
     outcome, detail, isolation = _probe(body, True, launcher)
     _require(isolation, "unprivileged_uid")

@@ -29,8 +29,8 @@ def test_attack_fails(text: str, outcomes: set[str], event_kind: str | None) -> 
 
 @pytest.mark.parametrize("launcher", ["fork_server", "exec"])
 def test_the_cpu_limit_ends_a_busy_loop_as_a_timeout_long_before_the_wall_clock(launcher: str) -> None:
-    # The jail is its PID namespace's init, whose unhandled SIGXCPU the kernel drops: without its
-    # own handler only the hard limit's SIGKILL, a second later, ended it, and that read as an error.
+    # The soft limit's SIGXCPU must end the jail as a timeout (as PID 1 of its namespace the kernel
+    # dropped it, and only the hard limit's SIGKILL, a second later, ended it, read as an error).
     limits = SandboxLimits(wall_s=30.0, cpu_s=1, memory_mb=512, launcher=launcher)
     outcome = check_code(human_eval_anchor(), body("while True: pass"), limits)
     assert (outcome.correct, outcome.outcome, outcome.details["reason"]) == (False, "timeout", "CPU-time limit")

@@ -85,7 +85,8 @@ MALFORMED = [
     ("json_infinity_where_a_record_is", b'["done", 1e999]', None),  # parses: kind checks reject it later
     ("deeply_nested", b"[" * 100_000 + b"]" * 100_000, "undecodable"),
     ("not_json", b"('done', 7)", "undecodable"),
-    ("not_a_list", b'{"a": 1}', "non-empty list"),
+    ("not_a_list", b'{"a": 1}', "JSON object"),
+    ("object_inside", b'["return", 0, {"a": 1}]', "JSON object"),
     ("empty_list", b"[]", "non-empty list"),
     ("non_ascii", "[\"é\"]".encode(), "undecodable"),
 ]
@@ -240,8 +241,9 @@ def test_a_candidate_failure_the_test_swallows_is_still_recorded() -> None:
 
 
 def test_the_test_gets_the_prompts_helpers_not_the_candidates() -> None:
-    helpers = "def helper(x):\n    return x * 10\n\ndef f(x):\n    '''stub'''\n"
-    test = "def check(candidate):\n    assert candidate(1) == helper(1)\n    assert f is candidate\n"
+    # Every name but `candidate` is the reference's, the entry point's own name included.
+    helpers = "def helper(x):\n    return x * 10\n\ndef f(x):\n    return x * 10\n"
+    test = "def check(candidate):\n    assert candidate(1) == helper(1)\n    assert f is not candidate and f(2) == 20\n"
     run = run_check(instrument(test), helpers, "f", lambda args, kwargs, case: 10)
     assert [case.passed for case in run.cases] == [True, True] and run.test_error is None
 

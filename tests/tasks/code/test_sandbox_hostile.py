@@ -38,7 +38,10 @@ from tasks.code.hostile import READ_JOB, WRONG_FUNCTIONS
 from tasks.config import TaskConfig
 from tasks.types import AnchorOutcome
 
-PROBLEMS = ("HumanEval/0", "HumanEval/4", "HumanEval/32", "HumanEval/37", "HumanEval/38", "HumanEval/50", "HumanEval/53")
+PROBLEMS = (
+    "HumanEval/0", "HumanEval/2", "HumanEval/4", "HumanEval/32", "HumanEval/33", "HumanEval/37", "HumanEval/38", "HumanEval/50",
+    "HumanEval/52", "HumanEval/53", "HumanEval/154",
+)
 DATA = load(TaskConfig(name="code", subset=",".join(PROBLEMS)))
 QUESTIONS = {problem.problem_id: problem for problem in DATA.problems}
 CANONICAL = {candidate.problem_id: candidate.text for candidate in DATA.default_pool()}

@@ -1,0 +1,157 @@
+"""A memory and a pids cgroup per jail (untrusted side's set-up, standard library only).
+
+RLIMIT_AS bounds the address space, not what a jail holds: memfd and tmpfs pages and memory the
+kernel charges elsewhere sit outside it. A memory cgroup bounds all of it together, and a pids
+cgroup bounds its tasks (threads included). Both cgroup layouts are supported:
+  v1  /sys/fs/cgroup/memory and /sys/fs/cgroup/pids, each writable (memory.limit_in_bytes,
+      pids.max), as on these machines;
+  v2  the unified /sys/fs/cgroup with the memory and pids controllers delegated (memory.max,
+      memory.swap.max, pids.max).
+The fork server makes one directory per server (`sandbox-<pid>`) at start (removing those of
+servers that are gone); each run's init
+(`_zygote.py`) makes `jail-<n>` below it, sets the limits, enters it before it forks the jail, and
+after the jail's exit moves back out, reads whether the kernel killed anything for memory, and
+removes it. The jail names `memory_cgroup` and `pids_cgroup` in its isolation record only when its
+own /proc/self/cgroup shows it in such a directory (`applied`). Without delegation nothing here
+applies, and the run's isolation says so.
+"""
+
+import os
+
+MEMORY_LIMIT_STATUS = 88  # the init's exit status when the kernel killed the jail at its memory limit
+_V1_MEMORY, _V1_PIDS, _V2 = "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"
+
+
+def _write(path, text):
+    with open(path, "w") as file:
+        file.write(text)
+
+
+class Layout:
+    """Where this server's per-jail cgroups go; `bases` is empty when none can be made."""
+
+    def __init__(self):
+        self.version, self.bases, self.home = None, {}, None
+        name = f"sandbox-{os.getpid()}"
+        _remove_stale()
+        try:
+            if os.path.exists(_V2 + "/cgroup.controllers"):
+                # v2 lets no process sit in a cgroup that has controllers enabled for its children:
+                # a run's init moves back to the server's own cgroup, not to the base.
+                self.home = _V2 + _own_v2_path()
+                base = f"{_V2}/{name}"
+                os.mkdir(base)
+                _write(base + "/cgroup.subtree_control", "+memory +pids")
+                self.version, self.bases = 2, {"memory": base, "pids": base}
+            elif os.path.isdir(_V1_MEMORY) and os.path.isdir(_V1_PIDS):
+                bases = {"memory": f"{_V1_MEMORY}/{name}", "pids": f"{_V1_PIDS}/{name}"}
+                for base in bases.values():
+                    os.mkdir(base)
+                self.version, self.bases = 1, bases
+        except OSError:
+            self.remove()
+            self.version, self.bases = None, {}
+
+    def enter(self, run, memory_bytes, pids_max):
+        """Make `jail-<run>` with the limits and move this process into it; the directories made."""
+        made = []
+        try:
+            for controller, base in self.bases.items():
+                path = f"{base}/jail-{run}"
+                if path in made:
+                    continue
+                os.mkdir(path)
+                made.append(path)
+                if controller == "memory" or self.version == 2:
+                    if self.version == 1:
+                        _write(path + "/memory.limit_in_bytes", str(memory_bytes))
+                    else:
+                        _write(path + "/memory.max", str(memory_bytes))
+                        _write(path + "/memory.swap.max", "0")
+                if controller == "pids" or self.version == 2:
+                    _write(path + "/pids.max", str(pids_max))
+                _write(path + "/cgroup.procs", str(os.getpid()))
+        except OSError:
+            self.leave(made)
+            return []
+        return made
+
+    def leave(self, made):
+        """Move this process back to the server's directories and remove `made`; True when the
+        kernel killed a task of the jail for memory."""
+        killed = False
+        for path in made:
+            try:
+                killed = killed or _oom_kills(path, self.version) > 0
+                _write((self.home or os.path.dirname(path)) + "/cgroup.procs", str(os.getpid()))
+                os.rmdir(path)
+            except OSError:
+                pass  # a task still inside (it is being killed): the server removes its base at exit
+        return killed
+
+    def remove(self):
+        for base in set(self.bases.values()):
+            try:
+                for entry in os.listdir(base):
+                    if entry.startswith("jail-"):
+                        os.rmdir(f"{base}/{entry}")
+                os.rmdir(base)
+            except OSError:
+                pass
+
+
+def _own_v2_path():
+    """This process's cgroup in the unified hierarchy ("0::/path"), "" for the root."""
+    try:
+        with open("/proc/self/cgroup") as file:
+            for line in file:
+                if line.startswith("0::"):
+                    return line[3:].strip().rstrip("/")
+    except OSError:
+        pass
+    return ""
+
+
+def _remove_stale():
+    """Remove what servers that were killed left behind: `sandbox-<pid>` of a pid that is gone."""
+    for root in (_V2, _V1_MEMORY, _V1_PIDS):
+        try:
+            entries = os.listdir(root)
+        except OSError:
+            continue
+        for entry in entries:
+            pid = entry.removeprefix("sandbox-")
+            if entry.startswith("sandbox-") and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                stale = Layout.__new__(Layout)
+                stale.bases = {"memory": f"{root}/{entry}"}
+                stale.remove()
+
+
+def _oom_kills(path, version):
+    name, key = ("memory.oom_control", "oom_kill") if version == 1 else ("memory.events", "oom_kill")
+    try:
+        with open(f"{path}/{name}") as file:
+            for line in file:
+                field, _, value = line.partition(" ")
+                if field == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def applied():
+    """The cgroup measures this process is under: per-jail directories in its /proc/self/cgroup."""
+    names: list[str] = []
+    try:
+        with open("/proc/self/cgroup") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return names
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "/jail-" not in path or "/sandbox-" not in path:
+            continue
+        listed = controllers.split(",") if controllers else ["memory", "pids"]  # v2: one line, "0::/..."
+        names += [f"{name}_cgroup" for name in ("memory", "pids") if name in listed]
+    return sorted(set(names))

@@ -42,6 +42,7 @@ from tasks.types import AnchorOutcome
 
 DEFAULT_TIMEOUT_S = 5.0
 CHECK_BUDGET_S = 12.0  # all capped calls for one candidate together
+MAX_NESTING = 40  # brackets nested deeper than this are not parsed (parsers recurse per level)
 
 _default_pool: CheckPool | None = None
 _default_lock = threading.Lock()
@@ -139,6 +140,15 @@ def _details(verdict: Verdict, answer: str) -> dict[str, Any]:
     return details
 
 
+def _nesting(text: str) -> int:
+    """The deepest nesting of `{[(` in `text`."""
+    deepest = depth = 0
+    for char in text:
+        depth += 1 if char in "{[(" else -1 if char in ")]}" else 0
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _statements(read: ReadAnswer) -> tuple[str, ...]:
     assert read.answer is not None
     return (read.answer, *read.also)
@@ -157,6 +167,8 @@ def check_answer(gold: str | MathAnchor, text: str, pool: CheckPool | None = Non
     base: dict[str, Any] = {"secondary": None, "disagreement": False}
     if any(len(statement) > MAX_ANSWER_CHARS for statement in statements):
         return AnchorOutcome(False, read.answer[:MAX_ANSWER_CHARS], "answer_too_long", base)
+    if any(_nesting(statement) > MAX_NESTING for statement in statements):
+        return AnchorOutcome(False, read.answer, "answer_too_deep", base)
     for statement in statements:
         hedge = hedge_reason(f"{statement} {read.trailing}", anchor.answer, read.boxes_on_last_line)
         if hedge is not None:

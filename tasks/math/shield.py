@@ -49,7 +49,7 @@ from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
-from tasks.math.visible import MAX_TEXT_CHARS, drop_regions
+from tasks.math.visible import MAX_TEXT_CHARS, drop_regions, normalise_characters
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 TASK_ID = "math"
@@ -349,7 +349,7 @@ def build_trace_and_facts(
     problem: PublicProblem, candidate: Candidate, reward: float | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The candidate as trace data plus the recomputed facts the invariants read."""
-    text = candidate.text[:MAX_TEXT_CHARS]
+    text = normalise_characters(candidate.text[:MAX_TEXT_CHARS])  # `5 – 3 = 8` is checked as `5 - 3 = 8`
     deadline = time.monotonic() + CHECK_BUDGET_S
     texts = split_steps(text)
     steps: list[dict[str, Any]] = []

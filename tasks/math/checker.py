@@ -4,7 +4,8 @@ Order (each stage's outcome ends the check, never correct unless the last says s
 1. `too_long`: the candidate exceeds `visible.MAX_TEXT_CHARS`; `no_answer`: it states no final
    answer (`extract.read_answer`); `answer_too_long`: a final answer over `MAX_ANSWER_CHARS`.
 2. `hedged`: a final answer states more than one value for the gold's one (`hedges`), or the
-   final box and a later final statement get different verdicts (`box_and_statement_disagree`).
+   final statements (boxes on the last box's line, a later marker line) get different verdicts
+   (`final_statements_disagree`).
 3. `wrong_unit`: a stated unit differs from the gold's or the asked one (`units`).
 4. the verdict on the answer with units removed, by these rules (the `rule` in `details`):
    - `asked_precision`: a decimal answer where the problem asks for a rounded value: correct iff it
@@ -188,6 +189,6 @@ def check_answer(gold: str | MathAnchor, text: str, pool: CheckPool | None = Non
         details["error"] = failed.error
         return AnchorOutcome(False, read.answer, "check_timeout" if failed.timed_out else "check_error", details)
     if len({verdict.correct for verdict in verdicts}) > 1:
-        return AnchorOutcome(False, read.answer, "hedged", {**details, "hedge": "box_and_statement_disagree"})
+        return AnchorOutcome(False, read.answer, "hedged", {**details, "hedge": "final_statements_disagree"})
     correct = bool(verdicts[0].correct)
     return AnchorOutcome(correct, read.answer, "correct" if correct else "wrong_answer", details)

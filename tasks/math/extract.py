@@ -6,12 +6,13 @@ minus). Two kinds of final statement are read:
   inside it dropped (`\\boxed{9.}` is 9);
 - the last marker line: "Final Answer: The final answer is $9$. I hope it is correct." (Minerva,
   lm-eval `minerva_math`), "The final answer is ...", "Final answer: ...", "The answer is ...",
-  "Answer: ..." (case-insensitive; markdown `**` and `$`/`\\(`/`\\[` delimiters removed).
+  "Answer: ..." at a line's start (case-insensitive; markdown `**` and `$`/`\\(`/`\\[` removed).
 
-Precedence: the last box is the answer. A marker line after it that states something else is kept
-in `ReadAnswer.also`: the checker requires every such final statement to be right, so a box and a
-later statement that disagree are never read as the right one of the two. Several different boxes
-on the last box's line are `multiple_boxes` (a hedge for a scalar gold). A text without either
+Precedence: the last box is the answer. Other boxes on its line and a marker line after it that
+state something else are kept in `ReadAnswer.also`: the checker requires every such final
+statement to be right, so a box and a later statement that disagree, or `\\boxed{8}` or
+`\\boxed{9}`, are never read as the right one of the two (while `\\boxed{15\\frac{39}{40}}`, or
+`\\boxed{\\frac{639}{40}}` is right twice). "Answer:" counts only at a line's start. A text without either
 kind of statement has no answer (`no_answer`): a parse failure is never a verdict, and the last
 number is never guessed.
 """
@@ -26,7 +27,8 @@ from tasks.math.visible import MAX_TEXT_CHARS, visible_text
 MAX_ANSWER_CHARS = 1000  # a longer final answer is not checked (`answer_too_long`)
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 # Longest first, so "the final answer is" wins over "answer is" at the same place.
-_MARKERS = ("final answer is", "final answer:", "the answer is", "answer is:", "answer:")
+_MARKERS = ("final answer is", "final answer:", "the answer is")
+_LINE_MARKER = "answer:"  # only where a line starts with it ("**Answer:** 9"), not "check our answer: ..."
 _HOPE = "i hope it is correct"
 
 
@@ -142,6 +144,10 @@ def _marked(line: str) -> tuple[str, str] | None:
         start = lower.rfind(marker)
         if start >= 0 and (best is None or start + len(marker) > best[1]):
             best = (start, start + len(marker))
+    head = line.lstrip(" \t*#").lower()
+    if best is None and head.startswith(_LINE_MARKER):
+        start = len(line) - len(head)
+        best = (start, start + len(_LINE_MARKER))
     if best is None:
         return None
     value = line[best[1] :]
@@ -189,12 +195,12 @@ def read_answer(text: str) -> ReadAnswer:
     line = seen[line_start : line_end if line_end >= 0 else len(seen)]
     boxes = tuple(b for b in (_box_at(line, p) for p in _box_starts(line)) if b is not None)
     contents = tuple(dict.fromkeys(content for content, _ in boxes))
-    also: tuple[str, ...] = ()
+    statements = [content for content in contents if _normal_form(content) != _normal_form(box[0])]
     trailing = ""
     if marked is not None and marked_line >= box_line:
-        if _normal_form(marked[0]) != _normal_form(box[0]):
-            also = (marked[0],)
+        statements.append(marked[0])
         trailing = marked[1]
+    also = tuple(dict.fromkeys(s for s in statements if _normal_form(s) != _normal_form(box[0])))
     return ReadAnswer(box[0], also=also, trailing=trailing, boxes_on_last_line=contents)
 
 

@@ -9,7 +9,8 @@ the first hedge form found in `answer` that the gold itself does not use (a gold
 - `plus_minus`: `\\pm`/`\\mp` for a gold without one (two values);
 - `several_values`: a comma, semicolon or "and" between values where the gold is a single value
   (thousands separators `1,000`, `10,\\!080`, `20{,}000`, `32\\,348` are not commas here);
-- `multiple_boxes`: different boxes on the final line (`ReadAnswer.boxes_on_last_line`).
+- `multiple_boxes`: more than `MAX_BOXES_ON_LINE` different boxes on the final line (up to that
+  many, each is a final statement the checker requires to be right).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 _DISJUNCTION = re.compile(r"\\lor\b|\\vee\b|\\text\{\s*or\s*\}|\\mbox\{\s*or\s*\}|\bor\b|\beither\b|and/or", re.IGNORECASE)
 _RELATION = re.compile(r"=|\\approx\b|\\equiv\b")
 _THOUSANDS = re.compile(r"(\d)(?:,(?:\\!|\{\})?|\{,\}|\\,|\\ )\s?(\d{3})(?!\d)")
+MAX_BOXES_ON_LINE = 3
 _SEPARATOR = re.compile(r",|;|\\text\{\s*and\s*\}|\band\b")
 _CONSTANT_COMMANDS = ("\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\pi", "\\cdot", "\\times", "\\left", "\\right", "\\circ", "\\infty")
 
@@ -60,6 +62,6 @@ def hedge_reason(answer: str, gold: str, boxes_on_last_line: tuple[str, ...] = (
         return "plus_minus"
     if scalar_gold and _several(answer):
         return "several_values"
-    if len(boxes_on_last_line) > 1 and scalar_gold:
+    if len(boxes_on_last_line) > MAX_BOXES_ON_LINE:
         return "multiple_boxes"
     return None

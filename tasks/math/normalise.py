@@ -29,6 +29,8 @@ _NAMES = frozenset({"sqrt", "pi", "root", "sin", "cos", "tan", "log", "exp", "oo
 _SAFE = re.compile(r"[0-9A-Za-z+\-*/^().,\s]*")
 # `rationalize`: a decimal is the exact number written (0.333333 is 333333/10^6, never 1/3).
 _TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor, rationalize)
+# An integer written against a numeric fraction is a mixed number; `3\frac{\sqrt2}{2}` stays a product.
+_MIXED = re.compile(r"(?<![\d.^_}])(\d+)\s*\\frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
 MAX_LATEX_CHARS = 2000  # longer input is not parsed at all
 MAX_DEPTH = 40  # bracket nesting beyond this is not parsed (SymPy recurses per level)
 _DROP = ("\\left", "\\right", "\\!", "\\,", "\\;", "\\:", "\\displaystyle", "$", "\\%", "%", "^\\circ", "^{\\circ}", "\\circ", "\\$")
@@ -86,6 +88,11 @@ def _rewrite_commands(text: str) -> str:
         text = rewritten
 
 
+def _mixed(match: re.Match[str]) -> str:
+    whole, numerator, denominator = match.group(1), match.group(2) or match.group(3), match.group(4) or match.group(5)
+    return f"({whole}+\\frac{{{numerator}}}{{{denominator}}})"
+
+
 def latex_to_sympy_text(latex: str) -> str:
     """Normalise a MATH-style LaTeX answer into a SymPy-parsable string (no validation).
 
@@ -97,6 +104,7 @@ def latex_to_sympy_text(latex: str) -> str:
     for token in _DROP:
         text = text.replace(token, "")
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    text = _MIXED.sub(_mixed, text)  # 15\frac{39}{40} is 15 + 39/40 (MATH's mixed numbers)
     text = re.sub(r"(\d),(\d{3})(?!\d)", r"\1\2", text)  # 1,000 -> 1000
     text = _rewrite_commands(text)
     text = text.replace("\\pi", " pi ").replace("\\infty", " oo ").replace("\\cdot", "*").replace("\\times", "*")

@@ -76,6 +76,9 @@ FORMS = [
     ("variable-equals-value", 3, r"$\boxed{n = 9}$", "correct"),
     # multiple boxes and final statements
     ("multiple-boxes-one-line", 3, r"It is $\boxed{8}$ or $\boxed{9}$.", "hedged"),
+    ("two-boxes-same-value-reference-451", 451, r"$d = \boxed{15\frac{39}{40}},$ or $\boxed{\frac{639}{40}}$ inches.", "correct"),
+    ("two-boxes-one-wrong", 451, r"$d = \boxed{15\frac{39}{40}},$ or $\boxed{\frac{639}{41}}$ inches.", "hedged"),
+    ("answer-word-mid-line-not-a-marker-reference-448", 3, "So it is $\\boxed{9}$.\n\nWe may check our answer: $3 \\cdot 3 = 9$, so our answer is correct.", "correct"),
     ("earlier-box-superseded", 3, "First guess $\\boxed{8}$.\n\nCorrecting: $\\boxed{9}$.", "correct"),
     ("box-then-different-statement-issue18", 3, "$\\boxed{9}$\n\nSo the final answer is 8.", "hedged"),
     ("box-then-same-statement", 3, "$\\boxed{9}$\n\nSo the final answer is $9$.", "correct"),

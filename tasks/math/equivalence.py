@@ -10,6 +10,7 @@ third check for decimals where the problem asks for a rounded value (`precision`
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 
 def _boxed(latex: str) -> str:
@@ -55,4 +56,4 @@ def warm_up() -> None:
     sympy_second_opinion("1", "1")
 
 
-CHECKS = {"math_verify": math_verify_equivalent, "sympy": sympy_second_opinion, "precision": precision_equivalent}
+CHECKS: dict[str, Callable[..., bool | None]] = {"math_verify": math_verify_equivalent, "sympy": sympy_second_opinion, "precision": precision_equivalent}

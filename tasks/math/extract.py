@@ -8,11 +8,11 @@ minus). Two kinds of final statement are read:
   lm-eval `minerva_math`), "The final answer is ...", "Final answer: ...", "The answer is ...",
   "Answer: ..." at a line's start (case-insensitive; markdown `**` and `$`/`\\(`/`\\[` removed).
 
-Precedence: the last box is the answer. Other boxes on its line and a marker line after it that
+Precedence: the last box is the answer. Other boxes in its paragraph and a marker line after it that
 state something else are kept in `ReadAnswer.also`: the checker requires every such final
 statement to be right, so a box and a later statement that disagree, or `\\boxed{8}` or
 `\\boxed{9}`, are never read as the right one of the two (while `\\boxed{15\\frac{39}{40}}`, or
-`\\boxed{\\frac{639}{40}}` is right twice). "Answer:" counts only at a line's start. A text without either
+`\\boxed{\\frac{639}{40}}` is right twice); a box in an earlier paragraph is superseded. "Answer:" counts only at a line's start. A text without either
 kind of statement has no answer (`no_answer`): a parse failure is never a verdict, and the last
 number is never guessed.
 """
@@ -40,7 +40,7 @@ class ReadAnswer:
     answer: str | None
     also: tuple[str, ...] = ()
     trailing: str = ""
-    boxes_on_last_line: tuple[str, ...] = ()
+    boxes_on_last_line: tuple[str, ...] = ()  # the different boxes of the last box's paragraph
     too_long: bool = False
 
 
@@ -190,10 +190,10 @@ def read_answer(text: str) -> ReadAnswer:
     if box is None:
         return ReadAnswer(marked[0], trailing=marked[1]) if marked else ReadAnswer(None)
     box_line = seen.count("\n", 0, box[1])
-    line_start = seen.rfind("\n", 0, box[1]) + 1
-    line_end = seen.find("\n", box[1])
-    line = seen[line_start : line_end if line_end >= 0 else len(seen)]
-    boxes = tuple(b for b in (_box_at(line, p) for p in _box_starts(line)) if b is not None)
+    paragraph_start = seen.rfind("\n\n", 0, box[1]) + 1
+    paragraph_end = seen.find("\n\n", box[1])
+    paragraph = seen[paragraph_start : paragraph_end if paragraph_end >= 0 else len(seen)]
+    boxes = tuple(b for b in (_box_at(paragraph, p) for p in _box_starts(paragraph)) if b is not None)
     contents = tuple(dict.fromkeys(content for content, _ in boxes))
     statements = [content for content in contents if _normal_form(content) != _normal_form(box[0])]
     trailing = ""

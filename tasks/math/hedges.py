@@ -4,12 +4,12 @@ A reader does not accept "8 or 9" for 9, nor `\\boxed{8 = 9}`. `hedge_reason(ans
 the first hedge form found in `answer` that the gold itself does not use (a gold that is a list, a
 `\\pm` set or an equation keeps those forms legal):
 - `disjunction` (for a single-value gold): `\\lor`, `\\vee`, `\\text{or}`, the word "or", "either", "and/or";
-- `relation_between_constants`: two sides of `=`/`\\approx`/`\\equiv` with no variable (`8 = 9`,
+- `relation_between_constants`: two sides of `=`/`\\approx`/`\\equiv`/`\\ne`/`\\sim` with no variable (`8 = 9`,
   `x = 8 = 9`), which claims a value and something else at once;
 - `plus_minus`: `\\pm`/`\\mp` for a gold without one (two values);
 - `several_values`: a comma, semicolon or "and" between values where the gold is a single value
   (thousands separators `1,000`, `10,\\!080`, `20{,}000`, `32\\,348` are not commas here);
-- `multiple_boxes`: more than `MAX_BOXES_ON_LINE` different boxes on the final line (up to that
+- `multiple_boxes`: more than `MAX_BOXES_ON_LINE` different boxes in the final box's paragraph (up to that
   many, each is a final statement the checker requires to be right).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 _DISJUNCTION = re.compile(r"\\lor\b|\\vee\b|\\text\{\s*or\s*\}|\\mbox\{\s*or\s*\}|\bor\b|\beither\b|and/or", re.IGNORECASE)
-_RELATION = re.compile(r"=|\\approx\b|\\equiv\b")
+_RELATION = re.compile(r"=|\\approx\b|\\equiv\b|\\neq?\b|\\sim\b")
 _THOUSANDS = re.compile(r"(\d)(?:,(?:\\!|\{\})?|\{,\}|\\,|\\ )\s?(\d{3})(?!\d)")
 MAX_BOXES_ON_LINE = 3
 _SEPARATOR = re.compile(r",|;|\\text\{\s*and\s*\}|\band\b")

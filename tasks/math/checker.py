@@ -176,7 +176,7 @@ def check_answer(gold: str | MathAnchor, text: str, pool: CheckPool | None = Non
             return AnchorOutcome(False, read.answer, "hedged", {**base, "hedge": hedge})
     expected = expected_units(anchor.answer, anchor.problem)
     for statement in statements:
-        conflict = unit_conflict(stated_units(f"{statement} {read.trailing}"), expected)
+        conflict = unit_conflict(stated_units(f"{statement} {read.trailing} {read.unit_words}"), expected)
         if conflict is not None:
             return AnchorOutcome(False, read.answer, "wrong_unit", {**base, "unit": conflict})
     budget = _Budget(pool or default_pool(), CHECK_BUDGET_S)

@@ -30,17 +30,20 @@ _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _MARKERS = ("final answer is", "final answer:", "the answer is")
 _LINE_MARKER = "answer:"  # only where a line starts with it ("**Answer:** 9"), not "check our answer: ..."
 _HOPE = "i hope it is correct"
+_AFTER_BOX = re.compile(r"[\s$]*(?:(?P<hedge>\(\s*or\b[^()\n]{0,40}\)|or\s+\S{1,40})|(?P<words>[A-Za-z]+(?: [A-Za-z]+)?))")
 
 
 @dataclass(frozen=True)
 class ReadAnswer:
     """What the candidate states as final: `answer`, plus later final statements (`also`) that
-    must agree with it, plus `trailing` words after a marker's math (units, "(or 9)")."""
+    must agree with it, plus `trailing` words after the last box's and a marker's math in their
+    sentence (units, "(or 9)"): they are read for units and hedges."""
 
     answer: str | None
     also: tuple[str, ...] = ()
     trailing: str = ""
     boxes_on_last_line: tuple[str, ...] = ()  # the different boxes of the last box's paragraph
+    unit_words: str = ""  # the words right after the last box, read for units only
     too_long: bool = False
 
 
@@ -128,12 +131,36 @@ def _sentence(value: str) -> str:
     return value
 
 
-def _clean(answer: str) -> str:
+def _clean(answer: str, *, math: bool = False) -> str:
+    """The marked answer without delimiters. A box inside it is the answer, unless a number comes
+    before the box ("The answer is 8, i.e. $\\boxed{9}$"): then the whole statement, unboxed, so
+    the two values are seen."""
     answer = answer.strip().strip("*").strip()
-    box = last_boxed(answer)
-    if box is not None:
-        return box
+    found = _last_box(answer)
+    if found is not None:
+        if math or not _number_outside_math(answer[: found[1]]):
+            return found[0]
+        answer = answer[: found[1]] + found[0] + answer[_box_end(answer, found[1]) :]
     return _strip_period(answer.strip("$").strip()).strip("$").strip()
+
+
+def _number_outside_math(prefix: str) -> bool:
+    """A digit in `prefix` outside `$...$` (the math that leads to the box, `$2^3 = \\boxed{8}$`, is not a value)."""
+    if prefix.count("$") % 2:
+        prefix = prefix[: prefix.rfind("$")]
+    return re.search(r"\d", re.sub(r"\$[^$]*\$", " ", prefix)) is not None
+
+
+def _after_box(text: str) -> tuple[str, str]:
+    """What a reader reads with the box: an immediate "(or 9)" / "or 9" (a hedge) and up to two
+    words right after it ("dollars", "square units": units); not the rest of its sentence."""
+    found = _AFTER_BOX.match(text[:120])
+    return (found.group("hedge") or "", found.group("words") or "") if found else ("", "")
+
+
+def _box_end(text: str, position: int) -> int:
+    box = _box_at(text, position)
+    return box[1] if box is not None else len(text)
 
 
 def _marked(line: str) -> tuple[str, str] | None:
@@ -161,7 +188,8 @@ def _marked(line: str) -> tuple[str, str] | None:
     if span is not None:
         inner = _math_span(span[0].strip())  # **$9$**
         content = inner[0] if inner else span[0]
-        return _clean(content), _sentence(span[1]).strip(" .*$")
+        in_math = inner is not None or not value.startswith("**")  # a derivation in math leads to its box
+        return _clean(content, math=in_math), _sentence(span[1]).strip(" .*$")
     return _clean(_sentence(value)), ""
 
 
@@ -201,7 +229,8 @@ def read_answer(text: str) -> ReadAnswer:
         statements.append(marked[0])
         trailing = marked[1]
     also = tuple(dict.fromkeys(s for s in statements if _normal_form(s) != _normal_form(box[0])))
-    return ReadAnswer(box[0], also=also, trailing=trailing, boxes_on_last_line=contents)
+    hedge, words = _after_box(seen[_box_end(seen, box[1]) :])
+    return ReadAnswer(box[0], also=also, trailing=f"{hedge} {trailing}".strip(), boxes_on_last_line=contents, unit_words=words)
 
 
 def extract_answer(text: str) -> str | None:

@@ -29,6 +29,8 @@ FORMS = [
     ("minerva-fewshot-ending-minerva", 3, "... so $3 \\cdot 3 = \\boxed{9}.$\nFinal Answer: The final answer is $9$. I hope it is correct.", "correct"),
     ("minerva-marker-only-issue18", 3, "Final Answer: The final answer is $9$. I hope it is correct.", "correct"),
     ("minerva-fraction-minerva", 2, "Final Answer: The final answer is $\\frac{14}{3}$. I hope it is correct.", "correct"),
+    ("marker-with-derivation-to-box-reference-32", 32, r"The answer is $3! \times 5! = \boxed{720}$.", "correct"),
+    ("marker-number-then-box", 32, r"The answer is 710, i.e. $\boxed{720}$.", "hedged"),
     ("the-answer-is-qwen", 3, "Hence the answer is 9.", "correct"),
     ("final-answer-colon-mathverify", 3, "Final answer: $9$", "correct"),
     ("last-number-only-qwen", 3, "196 = 2^2 7^2, so it has 9", "no_answer"),

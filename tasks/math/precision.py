@@ -40,8 +40,9 @@ def asked_places(problem: str) -> int | None:
 
 
 def is_decimal(answer: str) -> bool:
-    """The answer writes a decimal or scientific-notation number (`0.5`, `.25`, `6.7\\times10^{-5}`)."""
-    return _DECIMAL.search(answer) is not None
+    """The answer writes a decimal or scientific-notation number (`0.5`, `.25`, `6.7\\times10^{-5}`);
+    a repeating decimal (`0.\\overline{3}`, `0.\\dot{3}`) is exact notation, not a rounded one."""
+    return _DECIMAL.search(answer) is not None and not re.search(r"\\(?:overline|dot|bar)\b", answer)
 
 
 def rounded(value: sympy.Expr, places: int) -> sympy.Rational:

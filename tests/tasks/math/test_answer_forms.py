@@ -61,6 +61,8 @@ FORMS = [
     ("decimal-for-common-fraction-issue18", 2, r"$\boxed{4.666667}$", "wrong_answer"),
     ("decimal-for-surd-issue18", 14, r"$\boxed{7.141428}$", "wrong_answer"),
     ("surd-plus-tiny-issue18", 14, r"$\boxed{\sqrt{51}+10^{-20}}$", "wrong_answer"),
+    ("repeating-decimal-for-fraction", 48, r"$\boxed{1.\overline{4}}$", "wrong_answer"),
+    ("decimal-comma-is-a-list", 48, r"$\boxed{1,5}$", "hedged"),
     ("fraction-for-decimal-gold", 44, r"$\boxed{\frac{5}{4}}$", "correct"),
     ("decimal-trailing-zero-asked-precision", 44, r"$\boxed{1.250}$", "correct"),
     ("decimal-wrong-precision", 44, r"$\boxed{1.3}$", "wrong_answer"),

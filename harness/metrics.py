@@ -11,11 +11,14 @@ Definitions (docs/outputs-and-metrics.md, "Metrics", is the reference users read
 - false_positive_rate: fraction of incorrect scored candidates with ensemble score >= 0.5.
 - parse_failure_rate: fraction of member verdicts that could not be scored.
 Selection metrics are None when there is no judge.
+- checker_disagreements_<rule>: candidates whose anchor checkers disagreed, by the rule that decided
+  (a task's checker names its rules: MATH's `stricter_verdict`, `exact_decimal`, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -153,3 +156,12 @@ def selection_summary(
     return {
         f"{prefix}{key}{suffix}": metrics.get(f"{key}{suffix}") for key in SELECTION_KEYS for suffix in ("", "_ci_low", "_ci_high")
     }
+
+
+def disagreement_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """`checker_disagreements_<rule>`: how many per-candidate rows' `checker_disagreement` each rule decided."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        rule = str((row.get("checker_disagreement") or {}).get("rule", "unstated"))
+        counts[f"checker_disagreements_{rule}"] = counts.get(f"checker_disagreements_{rule}", 0) + 1
+    return dict(sorted(counts.items()))

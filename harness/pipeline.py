@@ -30,7 +30,7 @@ from harness.config import RunConfig
 from harness.console_report import bar_chart, summary_table
 from harness.core import CallCache, HarnessError, Stopped
 from harness.generation import GenerationStopped, generate_pool
-from harness.metrics import selection_summary, summarise
+from harness.metrics import disagreement_counts, selection_summary, summarise
 from harness.pools import read_pool_file, select_run
 from harness.preemption import record_attempt
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
@@ -209,9 +209,7 @@ def _candidate_rows(results: Sequence[ProblemResult], anchors: AnchorStore) -> l
                     "outcome": record.outcome.outcome,
                     "extracted_answer": record.outcome.extracted_answer,
                     "attack": anchors.planted_kind(result.problem_id, record.candidate.candidate_id),
-                    "checker_disagreement": (
-                        {"primary": record.outcome.correct, "secondary": details.get("secondary")} if details.get("disagreement") else None
-                    ),
+                    "checker_disagreement": details.get("checker_disagreement"),
                     "scores": {name: verdict.score for name, verdict in record.verdicts.items()},
                     "verdicts": {
                         name: {"status": verdict.status, "reason": verdict.reason, "output": verdict.raw_text}
@@ -361,6 +359,7 @@ def _write_outputs(
     candidates_path = _write_jsonl(output_dir / "candidates.jsonl", rows)
     disagreements = [row for row in rows if row["checker_disagreement"] is not None]
     summary["checker_disagreements"] = len(disagreements)
+    summary.update(disagreement_counts(disagreements))
     extra = [_write_jsonl(output_dir / "checker_disagreements.jsonl", disagreements)] if disagreements else []
     chart_path = bar_chart(summary, output_dir / "selection_vs_baselines.png", title)
     summary_path = output_dir / "summary.json"

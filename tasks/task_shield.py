@@ -15,6 +15,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol
 
 from harness.core import Candidate, PublicProblem
@@ -99,8 +100,12 @@ class GraphShield(Generic[P]):
     ) -> ShieldReport:
         from harness.shield import VerifyOptions, parse_trace, verify
 
+        start = perf_counter()
         trace, facts = self.build(problem, candidate, reward, *extra, **named)
-        return verify(self.graph, parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
+        built = (perf_counter() - start) * 1e3
+        report = verify(self.graph, parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
+        # The trace and facts are most of a written solution's cost: the report times them too.
+        return report.model_copy(update={"timings_ms": {"trace": built, **report.timings_ms}})
 
 
 def lazy_shield(module: str, extra: Callable[[PublicProblem], Mapping[str, Any]] | None = None) -> TaskShield:

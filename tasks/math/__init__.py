@@ -4,15 +4,17 @@ Data: MATH-500, the 500-problem test subset from "Let's Verify Step by Step" (Li
 2023, MIT licence, `data/LICENSE`), drawn from the MATH dataset ("Measuring Mathematical Problem
 Solving With the MATH Dataset", Hendrycks et al. 2021). Ids are `math500-<i>`, the 0-based line index.
 
-A candidate's final answer is its last `\\boxed{...}` or a marked "The answer is ..." /
-"Final answer: ..." line (`extract_answer`). The anchor is Math-Verify's equivalence verdict,
-computed in worker processes with a hard cap (`check_answer`, `CheckPool`); a plain
-SymPy check runs beside it and disagreements are reported in the outcome's details.
+A candidate's final answer is what a reader of the rendered text sees as final (`read_answer`,
+`extract_answer`: the last visible `\\boxed{...}`, the Minerva "Final Answer: The final answer is
+..." ending and other marker lines; hidden, quoted and code regions do not count). The anchor
+(`check_answer`, docs/tasks.md "MATH-500 answers") refuses hedges and wrong units, reads decimals
+exactly unless the problem asks for rounding, and decides between Math-Verify and a SymPy check,
+run in worker processes with hard caps (`CheckPool`), by a stated rule it records per candidate.
 `task.subset` takes `level=1,2;subject=Algebra` (see `subset`).
 """
 
-from tasks.math.checker import check_answer, default_pool
-from tasks.math.extract import extract_answer
+from tasks.math.checker import MathAnchor, check_answer, default_pool
+from tasks.math.extract import ReadAnswer, extract_answer, read_answer
 from tasks.math.loader import load
 from tasks.math.subset import MathSubset, parse_subset
 from tasks.math.workers import CallResult, CheckPool
@@ -20,10 +22,13 @@ from tasks.math.workers import CallResult, CheckPool
 __all__ = [
     "CallResult",
     "CheckPool",
+    "MathAnchor",
     "MathSubset",
     "check_answer",
     "default_pool",
     "extract_answer",
     "load",
     "parse_subset",
+    "read_answer",
+    "ReadAnswer",
 ]

@@ -8,7 +8,7 @@ import json
 from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.config import TaskConfig
 from tasks.math.attacks import ATTACK_KINDS, make_attack
-from tasks.math.checker import check_answer
+from tasks.math.checker import MathAnchor, check_answer
 from tasks.math.extract import extract_answer
 from tasks.math.subset import parse_subset
 from tasks.rows import Rows, bundled_jsonl, task_rows
@@ -44,7 +44,7 @@ def load(config: TaskConfig) -> TaskData:
     problems = tuple(PublicProblem(problem_id, row["problem"]) for problem_id, row in kept)
     solutions = [(pid, row["solution"]) for pid, row in kept]
     attacker = Attacker(ATTACK_KINDS, make_attack, dict(solutions))
-    anchors = AnchorStore("math", {pid: str(row["answer"]) for pid, row in kept}, check_answer, attacker)
+    anchors = AnchorStore("math", {pid: MathAnchor(str(row["answer"]), str(row["problem"])) for pid, row in kept}, check_answer, attacker)
 
     def reference_pool() -> list[Candidate]:
         return [Candidate(pid, f"{pid}/reference", text, source="reference") for pid, text in solutions]

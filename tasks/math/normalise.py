@@ -21,12 +21,18 @@ from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
     parse_expr,
+    rationalize,
     standard_transformations,
 )
 
 _NAMES = frozenset({"sqrt", "pi", "root", "sin", "cos", "tan", "log", "exp", "oo", "I", "E"})
 _SAFE = re.compile(r"[0-9A-Za-z+\-*/^().,\s]*")
-_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor)
+# `rationalize`: a decimal is the exact number written (0.333333 is 333333/10^6, never 1/3).
+_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor, rationalize)
+# An integer written against a numeric fraction is a mixed number; `3\frac{\sqrt2}{2}` stays a product.
+_MIXED = re.compile(r"(?<![\d.^_}])(\d+)\s*\\frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
+MAX_LATEX_CHARS = 2000  # longer input is not parsed at all
+MAX_DEPTH = 40  # bracket nesting beyond this is not parsed (SymPy recurses per level)
 _DROP = ("\\left", "\\right", "\\!", "\\,", "\\;", "\\:", "\\displaystyle", "$", "\\%", "%", "^\\circ", "^{\\circ}", "\\circ", "\\$")
 
 
@@ -44,44 +50,61 @@ def _brace_group(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
+def _rewrite_last(text: str, index: int) -> str | None:
+    """`text` with the `\\frac`/`\\sqrt` at `index` rewritten, or None when its arguments are malformed.
+    Arguments hold no command any more: commands are rewritten from the last one back."""
+    if text.startswith("\\frac", index):
+        first = _brace_group(text, index + 5)
+        second = _brace_group(text, first[1]) if first else None
+        if first is None or second is None:
+            return None
+        return f"{text[:index]}(({first[0]})/({second[0]})){text[second[1]:]}"
+    end = index + 5
+    degree = "2"
+    if text.startswith("[", end):
+        close = text.find("]", end)
+        if close < 0:
+            return None
+        degree, end = text[end + 1 : close], close + 1
+    radicand = _brace_group(text, end)
+    if radicand is None:
+        return None
+    return f"{text[:index]}root({radicand[0]},{degree}){text[radicand[1]:]}"
+
+
 def _rewrite_commands(text: str) -> str:
-    """Rewrite `\\frac{a}{b}` and `\\sqrt[n]{x}` (nested, braces optional) into SymPy calls."""
-    out: list[str] = []
-    index = 0
-    while index < len(text):
-        if text.startswith("\\frac", index):
-            first = _brace_group(text, index + 5)
-            second = _brace_group(text, first[1]) if first else None
-            if first is None or second is None:
-                return text
-            out.append(f"(({_rewrite_commands(first[0])})/({_rewrite_commands(second[0])}))")
-            index = second[1]
-        elif text.startswith("\\sqrt", index):
-            index += 5
-            degree = "2"
-            if text.startswith("[", index):
-                close = text.find("]", index)
-                if close < 0:
-                    return text
-                degree, index = _rewrite_commands(text[index + 1 : close]), close + 1
-            radicand = _brace_group(text, index)
-            if radicand is None:
-                return text
-            out.append(f"root({_rewrite_commands(radicand[0])},{degree})")
-            index = radicand[1]
-        else:
-            out.append(text[index])
-            index += 1
-    return "".join(out)
+    """Rewrite `\\frac{a}{b}` and `\\sqrt[n]{x}` (nested, braces optional) into SymPy calls.
+
+    Iterative, last command first, so nesting depth costs no stack (1,200 nested `\\frac` are
+    fine); the input is bounded by `MAX_LATEX_CHARS`, so the quadratic rebuild stays small. A
+    malformed command leaves the text as it is (it then fails the whitelist: unparsed)."""
+    while True:
+        index = max(text.rfind("\\frac"), text.rfind("\\sqrt"))
+        if index < 0:
+            return text
+        rewritten = _rewrite_last(text, index)
+        if rewritten is None:
+            return text
+        text = rewritten
+
+
+def _mixed(match: re.Match[str]) -> str:
+    whole, numerator, denominator = match.group(1), match.group(2) or match.group(3), match.group(4) or match.group(5)
+    return f"({whole}+\\frac{{{numerator}}}{{{denominator}}})"
 
 
 def latex_to_sympy_text(latex: str) -> str:
-    """Normalise a MATH-style LaTeX answer into a SymPy-parsable string (no validation)."""
+    """Normalise a MATH-style LaTeX answer into a SymPy-parsable string (no validation).
+
+    Input longer than `MAX_LATEX_CHARS` becomes "" (unparsed): bound before any parse."""
+    if len(latex) > MAX_LATEX_CHARS:
+        return ""
     text = latex.strip()
     text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}", r"\1", text)
     for token in _DROP:
         text = text.replace(token, "")
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    text = _MIXED.sub(_mixed, text)  # 15\frac{39}{40} is 15 + 39/40 (MATH's mixed numbers)
     text = re.sub(r"(\d),(\d{3})(?!\d)", r"\1\2", text)  # 1,000 -> 1000
     text = _rewrite_commands(text)
     text = text.replace("\\pi", " pi ").replace("\\infty", " oo ").replace("\\cdot", "*").replace("\\times", "*")
@@ -89,15 +112,23 @@ def latex_to_sympy_text(latex: str) -> str:
     return text.strip().rstrip(".")
 
 
+def _depth(text: str) -> int:
+    deepest = depth = 0
+    for char in text:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _parse_scalar(text: str) -> sympy.Expr | None:
-    if not _SAFE.fullmatch(text):
+    if not text or not _SAFE.fullmatch(text) or _depth(text) > MAX_DEPTH:
         return None
     for name in re.findall(r"[A-Za-z]+", text):
         if name not in _NAMES and len(name) > 1:
             return None
     try:
         return parse_expr(text, transformations=_TRANSFORMS, evaluate=True)
-    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError, TokenError, sympy.SympifyError):
+    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError, TokenError, sympy.SympifyError, RecursionError):
         return None
 
 
@@ -123,6 +154,7 @@ def parse_answer(latex: str) -> sympy.Basic | str | None:
     Returns None when the normalised text is neither safe SymPy nor plain words.
     """
     text = latex_to_sympy_text(latex)
+    text = re.sub(r"^\s*[A-Za-z]\s*=(?!=)", "", text)  # `x = 5` states the value 5
     bracketed = text[:1] in "([" and text[-1:] in ")]" and len(text) > 1
     parts = _split_top_level(text[1:-1] if bracketed else text)
     if len(parts) > 1:

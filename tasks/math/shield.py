@@ -14,17 +14,24 @@ Invariants (CEL, in `GRAPH`):
   modular context is not checked. A chain link fails only when both sides evaluate to finite numbers
   (30 digits) that differ beyond rounding: a side written as a decimal with d places may be the
   other side rounded or truncated to d places;
+- every step was checked within the candidate's `CHECK_BUDGET_S` (`checked`): a step the budget
+  left unchecked is a violation, never a silent pass;
 - an answer is present (otherwise the path never reaches ANSWER) and parses (`answer_parses`);
 - no text addresses the grader: the GSM8K shield's detector (`tasks.gsm8k.shield.grader_phrases`),
   except phrases that also occur in the problem statement (a problem about a contest's judges).
 
-Hostile input cannot hang SymPy: sides are capped in length, parsed unevaluated, and rejected when
-any exponent exceeds `MAX_EXPONENT` in size before anything is evaluated numerically.
+Hostile input cannot hang or crash the shield: only the first `visible.MAX_TEXT_CHARS` characters
+are read; math is found by one left-to-right scan (unclosed `\\[` openers cost linear time, not one
+scan each); a side longer than `4 * MAX_SIDE_CHARS` is dropped before any rewrite, the LaTeX
+rewriter is iterative (1,200 nested `\\frac` cannot overflow the stack), sides are parsed
+unevaluated and rejected when any exponent exceeds `MAX_EXPONENT` in size before anything is
+evaluated numerically.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from tokenize import TokenError
@@ -42,17 +49,19 @@ from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
+from tasks.math.visible import MAX_TEXT_CHARS, drop_regions, normalise_characters
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 TASK_ID = "math"
 GRAPH = reasoning_graph(
     TASK_ID,
     "A competition-math solution: one or more reasoning steps, then a boxed final answer.",
-    step_invariants=["size(steps[event.index].false_equations) == 0"],
+    step_invariants=["size(steps[event.index].false_equations) == 0", "steps[event.index].checked == true"],
     answer_invariants=["answer_parses == true"],
     answer_facts=["answer_parses"],
 )
 
+CHECK_BUDGET_S = 10.0  # equation checking per candidate; a step left unchecked is a violation
 MAX_SIDE_CHARS = 160  # a side longer than this (after normalising) is not checked
 MAX_EXPONENT = 1000  # |exponent| above this: not checked (10^(10^10) must not be computed)
 MAX_ANSWER_CHARS = 1000
@@ -62,15 +71,7 @@ _FUNCTIONS = {"sqrt": sympy.sqrt, "root": sympy.root, "pi": sympy.pi}
 _IDENTIFIERS = re.compile(r"[A-Za-z_]+")
 _SAFE = re.compile(r"[0-9+\-*/().,\s]*")  # commas only from root(x, n): LaTeX commas are skipped
 
-_ASY = re.compile(r"\[asy\].*?\[/asy\]", re.DOTALL)
-_MATH = re.compile(
-    r"\$\$(?P<display>.+?)\$\$"
-    r"|(?<!\\)\$(?P<inline>.+?)(?<!\\)\$"
-    r"|\\\[(?P<bracket>.+?)\\\]"
-    r"|\\\((?P<paren>.+?)\\\)"
-    r"|\\begin\{(?P<env>align|aligned|equation|eqnarray|gather|multline)\*?\}(?P<body>.*?)\\end\{(?P=env)\*?\}",
-    re.DOTALL,
-)
+_OPENER = re.compile(r"\$|\\\[|\\\(|\\begin\{(align|aligned|equation|eqnarray|gather|multline)\*?\}")
 # Relations that end an equality link: only sides joined by a plain `=` are compared.
 _RELATION = re.compile(
     r"(\\(?:approx|neq|ne|leq?|geq?|lt|gt|equiv|sim|simeq|cong|propto|implies|Rightarrow|Longrightarrow|iff|to|rightarrow"
@@ -97,27 +98,84 @@ class Link:
     right: str
 
 
+class _Closers:
+    """`str.find` for closing delimiters, remembering where one is known to be absent, so a text of
+    many unclosed openers (`\\[` 50,000 times) costs linear time, not one scan per opener."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._absent_from: dict[str, int] = {}
+
+    def find(self, closer: str, start: int, *, unescaped: bool = False) -> int:
+        if start >= self._absent_from.get(closer, len(self._text) + 1):
+            return -1
+        position = self._text.find(closer, start)
+        while unescaped and position > 0 and self._text[position - 1] == "\\":
+            position = self._text.find(closer, position + 1)
+        if position < 0:
+            self._absent_from[closer] = start
+        return position
+
+
+def _without_figures(text: str) -> str:
+    return drop_regions(text, "[asy]", "[/asy]", unclosed_hides=False)
+
+
 def math_segments(text: str) -> list[str]:
-    """The math-mode parts of `text` ($...$, \\[...\\], align environments...), `[asy]` removed."""
+    """The math-mode parts of `text` ($...$, $$...$$, \\[...\\], \\(...\\), align environments...),
+    `[asy]` removed; an opener never closed is text. One left-to-right scan (see `_Closers`)."""
+    text = _without_figures(text)
+    closers = _Closers(text)
     segments = []
-    for match in _MATH.finditer(_ASY.sub(" ", text)):
-        segment = next(value for name, value in match.groupdict().items() if value is not None and name != "env")
-        segments.append(segment)
+    position = 0
+    while (opener := _OPENER.search(text, position)) is not None:
+        start, token = opener.start(), opener.group(0)
+        position = start + 1
+        if token == "$":
+            if start > 0 and text[start - 1] == "\\":
+                continue
+            if text.startswith("$$", start) and (end := closers.find("$$", start + 3)) >= 0:
+                segments.append(text[start + 2 : end])
+                position = end + 2
+            elif (end := closers.find("$", start + 2, unescaped=True)) >= 0:
+                segments.append(text[start + 1 : end])
+                position = end + 1
+            continue
+        if token in ("\\[", "\\("):
+            closer = "\\]" if token == "\\[" else "\\)"
+            if (end := closers.find(closer, start + 3)) >= 0:
+                segments.append(text[start + 2 : end])
+                position = end + 2
+            continue
+        ends = [found for name in (opener.group(1), opener.group(1) + "*") if (found := closers.find(f"\\end{{{name}}}", opener.end())) >= 0]
+        if ends:
+            end = min(ends)
+            segments.append(text[opener.end() : end])
+            position = text.index("}", end) + 1
     return segments
 
 
 def _unbox(text: str) -> str:
-    """`\\boxed{x}` -> `x`, so `= \\boxed{850}` is a link like any other."""
-    while (start := text.find("\\boxed{")) >= 0:
-        depth = 0
-        for index in range(start + 6, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[index], 0)
-            if depth == 0:
-                text = text[:start] + text[start + 7 : index] + text[index + 1 :]
-                break
-        else:
-            return text
-    return text
+    """`\\boxed{x}` -> `x`, so `= \\boxed{850}` is a link like any other. One pass with a stack of
+    which open braces belong to a box."""
+    out: list[str] = []
+    stack: list[bool] = []
+    position = 0
+    while position < len(text):
+        if text.startswith("\\boxed{", position):
+            stack.append(True)
+            position += 7
+            continue
+        char = text[position]
+        if char == "{":
+            stack.append(False)
+        elif char == "}" and stack:
+            if stack.pop():
+                position += 1
+                continue
+        out.append(char)
+        position += 1
+    return "".join(out)
 
 
 def _split_top_level(text: str) -> list[tuple[str, str]]:
@@ -150,7 +208,7 @@ def equation_links(segment: str) -> list[Link]:
         return []
     links: list[Link] = []
     previous: str | None = None
-    for row in re.split(r"\\\\(?:\[[^\]]*\])?", _unbox(segment)):
+    for row in re.split(r"\\\\(?:\[[^\]]{0,20}\])?", _unbox(segment)):
         parts = _split_top_level(row)
         if parts[0][1].strip() == "" and len(parts) > 1 and previous is not None:
             parts[0] = ("", previous)  # `&= 12` continues the chain above
@@ -183,8 +241,8 @@ def _bounded(expression: sympy.Basic) -> bool:
 @lru_cache(maxsize=4096)
 def closed_form(latex: str) -> sympy.Basic | None:
     """The side as an unevaluated SymPy number with no free symbols, or None when it is not one."""
-    if _SKIP_SIDE.search(latex):
-        return None
+    if len(latex) > 4 * MAX_SIDE_CHARS or _SKIP_SIDE.search(latex):
+        return None  # bounded before any rewrite or parse
     text = latex.replace("\\div", "/")
     for command in _DROP_COMMANDS:
         text = text.replace(command, " ")
@@ -198,7 +256,7 @@ def closed_form(latex: str) -> sympy.Basic | None:
         return None
     try:
         expression = parse_expr(text, local_dict=dict(_FUNCTIONS), transformations=_TRANSFORMS, evaluate=False)
-    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError, TokenError, sympy.SympifyError):
+    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError, TokenError, sympy.SympifyError, RecursionError):
         return None
     if not isinstance(expression, sympy.Expr) or expression.free_symbols:
         return None
@@ -244,11 +302,14 @@ def _rounds_to(exact: sympy.Basic, written: sympy.Basic, places: int) -> bool:
     return bool(0 <= (exact - written) * sympy.sign(exact) < unit + slack)
 
 
-def false_equations(step: str) -> list[str]:
-    """The links of `step`'s equation chains that SymPy shows to be false."""
+def false_equations(step: str, deadline: float | None = None) -> list[str] | None:
+    """The links of `step`'s equation chains that SymPy shows to be false; None when `deadline`
+    (a `time.monotonic()` value) passed before every link was checked."""
     found = []
     for segment in math_segments(step):
         for link in equation_links(segment):
+            if deadline is not None and time.monotonic() > deadline:
+                return None
             if link_holds(link) is False:
                 found.append(f"{link.left} = {link.right}")
     return found
@@ -257,7 +318,7 @@ def false_equations(step: str) -> list[str]:
 def split_steps(text: str) -> list[str]:
     """Paragraphs that say more than the final boxed answer (figures removed)."""
     steps = []
-    for paragraph in re.split(r"\n\s*\n", _ASY.sub(" ", text)):
+    for paragraph in re.split(r"\n\s*\n", _without_figures(text)):
         rest = paragraph
         boxed = last_boxed(paragraph)
         if boxed is not None:
@@ -288,15 +349,20 @@ def build_trace_and_facts(
     problem: PublicProblem, candidate: Candidate, reward: float | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The candidate as trace data plus the recomputed facts the invariants read."""
-    texts = split_steps(candidate.text)
-    steps: list[dict[str, Any]] = [{"false_equations": false_equations(step)} for step in texts]
-    answer = extract_answer(candidate.text)
+    text = normalise_characters(candidate.text[:MAX_TEXT_CHARS])  # `5 – 3 = 8` is checked as `5 - 3 = 8`
+    deadline = time.monotonic() + CHECK_BUDGET_S
+    texts = split_steps(text)
+    steps: list[dict[str, Any]] = []
+    for step in texts:
+        found = false_equations(step, deadline)
+        steps.append({"false_equations": found or [], "checked": found is not None})
+    answer = extract_answer(text)
     if answer is not None:
-        steps.append({"false_equations": []})
+        steps.append({"false_equations": [], "checked": True})
     facts = {
         "steps": steps,
         "answer_parses": answer_parses(answer),
-        "grader_addressed": grader_addressed(candidate.text, problem.question),
+        "grader_addressed": grader_addressed(text, problem.question),
     }
     return reasoning_trace(TASK_ID, candidate, reward, texts, answer), facts
 

@@ -123,14 +123,15 @@ class CheckPool:
         self._closed = False
         self._lock = threading.Lock()
 
-    def call(self, name: str, *args: Any) -> CallResult:
-        """Run one check on a free worker; blocks while all workers are busy."""
+    def call(self, name: str, *args: Any, timeout_s: float | None = None) -> CallResult:
+        """Run one check on a free worker, capped at `timeout_s` (default: the pool's cap); blocks
+        while all workers are busy."""
         if self._closed:
             raise RuntimeError("CheckPool is closed")
         worker = self._idle.get()
         try:
             worker = worker or _Worker()
-            result = worker.call(name, args, self.timeout_s)
+            result = worker.call(name, args, self.timeout_s if timeout_s is None else timeout_s)
             if not worker.healthy:
                 worker.close()
                 worker = None

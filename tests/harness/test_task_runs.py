@@ -38,3 +38,34 @@ def test_math_and_code_run_end_to_end_with_a_judge_shield_and_attacks(make_confi
         # both math checkers agree on the references and the plants; code has one checker
         assert summary["checker_disagreements"] == 0
         assert not (result.output_dir / "checker_disagreements.jsonl").exists()
+
+
+def test_math_checker_disagreements_are_counted_by_rule_and_shown_per_candidate(make_config, tmp_path: Path) -> None:
+    candidates = [
+        ("math500-176", "honest", r"So it is $\boxed{0.0000672}$."),
+        ("math500-176", "near-miss", r"So it is $\boxed{0.0000671}$."),  # Math-Verify yes (6 places), SymPy no
+        ("math500-14", "tiny", r"So $DE = \boxed{\sqrt{51}+10^{-20}}$."),  # Math-Verify yes, SymPy no
+        ("math500-242", "thin-space", r"The total is $\boxed{32\,348}$ dollars."),  # Math-Verify no, SymPy yes
+        ("math500-242", "hostile", "So $\\boxed{" + "\\frac{1}{" * 1200 + "2" + "}" * 1200 + "}$"),
+    ]
+    pool = tmp_path / "math.jsonl"
+    pool.write_text("".join(json.dumps({"problem_id": p, "candidate_id": c, "text": t}) + "\n" for p, c, t in candidates))
+    result = run(make_config("task=math", "judge=none", "shield=off", "pool=file", f"pool.path={pool}"))
+    rows = {row["candidate_id"]: row for row in map(json.loads, (result.output_dir / "candidates.jsonl").read_text().splitlines())}
+    assert {name: (row["outcome"], row["anchor_correct"]) for name, row in rows.items()} == {
+        "honest": ("correct", True), "near-miss": ("wrong_answer", False), "tiny": ("wrong_answer", False),
+        "thin-space": ("correct", True), "hostile": ("answer_too_long", False),
+    }
+    assert rows["near-miss"]["checker_disagreement"] == {
+        "math_verify": True, "sympy": False, "rule": "exact_decimal", "verdict": False, "answer": "0.0000671",
+    }
+    assert rows["tiny"]["checker_disagreement"]["rule"] == "stricter_verdict"
+    assert rows["thin-space"]["checker_disagreement"]["rule"] == "same_normal_form"
+    assert rows["honest"]["checker_disagreement"] is None and rows["hostile"]["checker_disagreement"] is None
+    summary = result.summary
+    assert summary["checker_disagreements"] == 3
+    assert {key: value for key, value in summary.items() if key.startswith("checker_disagreements_")} == {
+        "checker_disagreements_exact_decimal": 1, "checker_disagreements_same_normal_form": 1, "checker_disagreements_stricter_verdict": 1,
+    }
+    written = (result.output_dir / "checker_disagreements.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["candidate_id"] for line in written) == ["near-miss", "thin-space", "tiny"]

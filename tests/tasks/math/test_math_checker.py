@@ -76,11 +76,26 @@ def test_hostile_text_never_reaches_eval() -> None:
     assert isinstance(parse_answer("__import__('os').system('true')"), str)
 
 
-def test_disagreement_is_reported(pool: CheckPool) -> None:
-    # Math-Verify accepts 0.333333 for 1/3 (it rounds to 6 digits); exact SymPy does not.
-    outcome = check_answer(r"\frac{1}{3}", r"\boxed{0.333333}", pool)
-    assert outcome.correct is True and outcome.details["secondary"] is False
-    assert outcome.details["disagreement"] is True and outcome.details["gold"] == r"\frac{1}{3}"
+DISAGREEMENTS = [
+    # (gold, candidate, Math-Verify, SymPy, deciding rule, verdict)
+    ("decimal_for_third", r"\frac{1}{3}", r"\boxed{0.333333}", True, False, "exact_decimal", False),
+    ("surd_plus_tiny", r"\sqrt{51}", r"\boxed{\sqrt{51}+10^{-20}}", True, False, "stricter_verdict", False),
+    ("thin_space_thousands", r"32,\!348", r"\boxed{32\,348}", False, True, "same_normal_form", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("gold", "text", "math_verify", "sympy", "rule", "verdict"), [c[1:] for c in DISAGREEMENTS], ids=[c[0] for c in DISAGREEMENTS]
+)
+def test_disagreement_is_decided_by_a_stated_rule_and_reported(
+    pool: CheckPool, gold: str, text: str, math_verify: bool, sympy: bool, rule: str, verdict: bool
+) -> None:
+    # Math-Verify rounds to 6 decimal places; the SymPy check reads decimals exactly; neither alone decides.
+    outcome = check_answer(gold, text, pool)
+    assert outcome.correct is verdict and outcome.details["rule"] == rule and outcome.details["disagreement"] is True
+    assert outcome.details["checker_disagreement"] == {
+        "math_verify": math_verify, "sympy": sympy, "rule": rule, "verdict": verdict, "answer": outcome.extracted_answer,
+    }
 
 
 def test_pathological_expression_is_capped_and_reported() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.core.values import Candidate, PublicProblem
 from tasks.config import TaskConfig
 from tasks.math import load
-from tasks.math.shield import Link, equation_links, link_holds, shield_candidate
+from tasks.math.shield import Link, equation_links, link_holds, math_segments, shield_candidate
 
 PROBLEM = PublicProblem("p", "What is $\\frac{6}{3} \\cdot 6$?")
 HONEST = "We have $\\frac{6}{3} = 2$, so the product is $2 \\cdot 6 = 12$.\n\nTherefore the answer is $\\boxed{12}$."
@@ -84,3 +86,50 @@ def test_shield_is_wired_into_the_task_and_passes_references() -> None:
     sample = task.default_pool()[::25]  # 20 reference solutions; bench/math_shield.py measures all 500
     reports = [task.shield(problems[c.problem_id], c, None, None) for c in sample]
     assert [c.problem_id for c, r in zip(sample, reports) if r.verdict != "pass"] == []
+
+
+# The math finder of the regex era, kept as the oracle the linear scanner must agree with.
+_OLD_MATH = re.compile(
+    r"\$\$(?P<display>.+?)\$\$"
+    r"|(?<!\\)\$(?P<inline>.+?)(?<!\\)\$"
+    r"|\\\[(?P<bracket>.+?)\\\]"
+    r"|\\\((?P<paren>.+?)\\\)"
+    r"|\\begin\{(?P<env>align|aligned|equation|eqnarray|gather|multline)\*?\}(?P<body>.*?)\\end\{(?P=env)\*?\}",
+    re.DOTALL,
+)
+
+
+def test_linear_math_scan_finds_what_the_regex_found_in_every_reference() -> None:
+    task = load(TaskConfig(name="math"))
+    for candidate in task.default_pool():
+        text = re.sub(r"\[asy\].*?\[/asy\]", "", candidate.text, flags=re.DOTALL)
+        expected = [next(v for k, v in m.groupdict().items() if v is not None and k != "env") for m in _OLD_MATH.finditer(text)]
+        assert math_segments(candidate.text) == expected, candidate.candidate_id
+
+
+HOSTILE = [
+    ("1200-nested-frac-issue18", "So $" + "\\frac{1}{" * 1200 + "2" + "}" * 1200 + " = 3$.\n\n$\\boxed{12}$", "pass", set()),
+    ("unclosed-display-openers-issue18", "\\[" * 40_000 + "\n\n" + HONEST, "pass", set()),
+    ("unclosed-dollars-and-parens", "$\\(" * 30_000 + "\n\n" + HONEST, "pass", set()),
+    ("many-unclosed-boxes", "\\boxed{" * 10_000 + "\n\n" + HONEST, "pass", set()),
+    ("en-dash-false-arithmetic", HONEST.replace("2 \\cdot 6 = 12", "14 \u2013 3 = 12"), "violation", {"size(steps[event.index].false_equations) == 0"}),
+]
+
+
+@pytest.mark.parametrize(("text", "verdict", "checks"), [case[1:] for case in HOSTILE], ids=[case[0] for case in HOSTILE])
+def test_shield_is_total_on_hostile_text(text: str, verdict: str, checks: set[str]) -> None:
+    # bench/math_hostile.py times these; here the values: a report, the right verdict, no exception.
+    report = shield_candidate(PROBLEM, Candidate("p", "c", text))
+    assert report.verdict == verdict, report.violations
+    assert checks <= _checks(report)
+
+
+def test_a_step_the_budget_left_unchecked_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tasks.math.shield.CHECK_BUDGET_S", -1.0)
+    report = shield_candidate(PROBLEM, Candidate("p", "c", HONEST))
+    assert "steps[event.index].checked == true" in _checks(report)
+
+
+def test_report_times_trace_building() -> None:
+    report = shield_candidate(PROBLEM, Candidate("p", "c", HONEST))
+    assert {"trace", "intake", "path"} <= set(report.timings_ms) and report.timings_ms["trace"] > 0

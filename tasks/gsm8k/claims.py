@@ -5,8 +5,11 @@ and other characters. An arithmetic run is a maximal stretch of numbers, operato
 parentheses, and what a reader reads as one: `×`, `·`, `÷`, `−`, `x` between numbers, `times`,
 `multiplied by`, `plus`, `minus`, `divided by`, `of` after a percent), currency signs and `=`.
 Words and other punctuation end a run. Inside a run:
-- `2(9)` and `(3)(4)` multiply; `3 1/2` is a mixed number; a rate unit after a division sign
-  (`$10/day`) is the quantity's unit and is dropped.
+- `2(9)` and `(3)(4)` multiply; a rate unit after a division sign (`$10/day`) is the quantity's
+  unit and is dropped. Two numbers side by side (`3 1/2`) are no expression.
+- a letter glued to a number or an operator (`2x`, `(1/2)x`, `x+3`, `20*X`) is a variable: the
+  side it touches is algebra, and its links are not claims; neither is a side with an operator
+  left dangling (`30*= 90`).
 - each `=` makes a link between the sides around it, and every link is a claim: `9 * 2 = 18 = 20`
   claims `9 * 2 = 18` and `18 = 20`. A run that starts with an operator is the tail of algebra
   (`X*4 + 240 = 1920`): its first link has no left side and is not a claim; later links are.
@@ -23,8 +26,9 @@ and a base of at most 256 bits, so no claim can make the checker build a huge nu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
 from tasks.gsm8k.numbers import NUMBER_PATTERN, normalise, value
 
@@ -40,12 +44,23 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 MAX_EXPONENT, MAX_BASE_BITS = 64, 256
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str  # num, op, unknown (an operator the reader cannot evaluate), break
+class Token(NamedTuple):
+    """One token of a step (a NamedTuple: a step has many, and they are built in the hot loop)."""
+
+    kind: str  # num, op, long, unknown (an operand or operator the reader cannot evaluate), var (a variable), break
     text: str
     start: int
     end: int
+
+
+class Evaluation(NamedTuple):
+    """An expression's exact `value` (None when it is not arithmetic), the `operands` it read, and
+    whether the evaluator `refused` it (a zero divisor, a power past the caps): a refusal is no
+    "not arithmetic", it is an unverifiable claim."""
+
+    value: Fraction | None
+    operands: list[Fraction]
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,16 +75,16 @@ class Claim:
     right: str
     check_grounding: bool
     unverifiable: bool = False
+    left_tokens: tuple[Token, ...] = field(default=(), compare=False, repr=False)
+    right_tokens: tuple[Token, ...] = field(default=(), compare=False, repr=False)
+
+    def evaluate(self) -> tuple[Evaluation, Evaluation]:
+        """The Evaluations of the left and right sides, from the tokens the claim was read from."""
+        return evaluate_tokens(list(self.left_tokens)), evaluate_tokens(list(self.right_tokens))
 
 
 def _raw_tokens(text: str) -> list[Token]:
-    tokens: list[Token] = []
-    for match in _TOKEN.finditer(text):
-        kind = match.lastgroup or "other"
-        if kind == "space":
-            continue
-        tokens.append(Token(kind, match.group(0), match.start(), match.end()))
-    return tokens
+    return [Token(match.lastgroup or "other", match.group(0), *match.span()) for match in _TOKEN.finditer(text) if match.lastgroup != "space"]
 
 
 def _is_operand_end(token: Token | None) -> bool:
@@ -106,12 +121,16 @@ def tokens(text: str) -> list[Token]:
                 continue
             if word in _WORD_OPERATORS and _is_operand_end(before) and _is_operand_start(_next_operand(raw, index + 1)):
                 out.append(Token("op", _WORD_OPERATORS[word], token.start, token.end))
-            elif word == "of" and before is not None and before.text == "%":
+            elif word == "of" and before is not None and before.text == "%" and _is_operand_start(_next_operand(raw, index + 1)):
                 out.append(Token("op", "*", token.start, token.end))
             elif word in _UNKNOWN_WORDS and _is_operand_end(before) and _is_operand_start(_next_operand(raw, index + 1)):
                 out.append(Token("unknown", token.text, token.start, token.end))
             elif before is not None and before.text == "/" and before.kind == "op" and not _is_operand_start(after):
                 out.pop()  # "$10/day": a rate's unit, not a division
+            elif (before is not None and before.end == token.start and _is_operand_end(before)) or (
+                after is not None and after.start == token.end and after.kind in ("op", "num") and after.text not in ("=", ")")
+            ):
+                out.append(Token("var", token.text, token.start, token.end))  # "2x", "(1/2)x", "x+3": algebra
             else:
                 out.append(Token("break", token.text, token.start, token.end))
             index += 1
@@ -125,7 +144,7 @@ def tokens(text: str) -> list[Token]:
             continue
         if token.kind == "op" and token.text == "**":
             token = Token("op", "^", token.start, token.end)
-        if _is_operand_end(before) and _is_operand_start(token) and not (before and before.kind == "num" and token.kind == "num"):
+        if before is not None and ((before.text == ")" and _is_operand_start(token)) or (before.kind == "num" and token.text == "(")):
             out.append(Token("op", "*", token.start, token.start))  # 2(9), (3)(4), (2)3
         out.append(token)
         index += 1
@@ -139,14 +158,16 @@ def _next_operand(raw: list[Token], index: int) -> Token | None:
     return raw[index] if index < len(raw) else None
 
 
-def evaluate_tokens(items: list[Token]) -> tuple[Fraction | None, list[Fraction]]:
-    """(exact value, operands read) of an expression, or (None, operands) when it is not arithmetic."""
+def evaluate_tokens(items: list[Token]) -> Evaluation:
+    """An expression's Evaluation: shunting-yard on exact rationals, no recursion."""
     values: list[Fraction] = []
     operators: list[str] = []
     operands: list[Fraction] = []
     expect_operand = True
+    refused = False
 
     def apply(operator: str) -> bool:
+        nonlocal refused
         if operator == "neg":
             if not values:
                 return False
@@ -163,87 +184,76 @@ def evaluate_tokens(items: list[Token]) -> tuple[Fraction | None, list[Fraction]
             values.append(left * right)
         elif operator == "/":
             if right == 0:
+                refused = True
                 return False
             values.append(left / right)
         else:  # "^"
-            if right.denominator != 1 or abs(right) > MAX_EXPONENT or left.numerator.bit_length() + left.denominator.bit_length() > MAX_BASE_BITS:
-                return False
-            if left == 0 and right < 0:
+            too_big = right.denominator != 1 or abs(right) > MAX_EXPONENT or left.numerator.bit_length() + left.denominator.bit_length() > MAX_BASE_BITS
+            if too_big or (left == 0 and right < 0):
+                refused = True
                 return False
             values.append(left ** right.numerator)
         return True
 
-    position = 0
-    while position < len(items):
-        token = items[position]
+    def failed() -> Evaluation:
+        return Evaluation(None, operands, refused)
+
+    for token in items:
         if token.kind == "num":
             if not expect_operand:
-                # "3 1/2": a whole number then a fraction is a mixed number
-                if (position + 2 < len(items) and items[position + 1].text == "/" and items[position + 2].kind == "num"
-                        and items[position - 1].kind == "num" and values
-                        and (position + 3 == len(items) or items[position + 3].text not in ("^", "(", "%"))):
-                    numerator, denominator = value(token.text), value(items[position + 2].text)
-                    if denominator == 0:
-                        return None, operands
-                    operands.extend((numerator, denominator))
-                    values.append(values.pop() + numerator / denominator)
-                    position += 3
-                    continue
-                return None, operands
+                return failed()  # two numbers side by side ("3 1/2", "5 100") are no expression
             number = value(token.text)
             operands.append(number)
             values.append(number)
             expect_operand = False
         elif token.text == "(":
             if not expect_operand:
-                return None, operands
+                return failed()
             operators.append("(")
         elif token.text == ")":
             if expect_operand:
-                return None, operands  # "()" is no value
+                return failed()  # "()" is no value
             while operators and operators[-1] != "(":
                 if not apply(operators.pop()):
-                    return None, operands
+                    return failed()
             if not operators:
-                return None, operands
+                return failed()
             operators.pop()
         elif token.text == "%":
             if expect_operand or not values:
-                return None, operands
+                return failed()
             values.append(values.pop() / 100)
         elif token.kind == "op" and token.text in _PRECEDENCE:
             operator = token.text
             if expect_operand:
                 if operator != "-":
-                    return None, operands
+                    return failed()
                 operators.append("neg")
-                position += 1
                 continue
             while operators and operators[-1] != "(" and (
                 _PRECEDENCE[operators[-1]] > _PRECEDENCE[operator]
                 or (_PRECEDENCE[operators[-1]] == _PRECEDENCE[operator] and operator != "^")
             ):
                 if not apply(operators.pop()):
-                    return None, operands
+                    return failed()
             operators.append(operator)
             expect_operand = True
         else:
-            return None, operands
-        position += 1
+            return failed()
     if expect_operand:
-        return None, operands
+        return failed()
     while operators:
         operator = operators.pop()
         if operator == "(" or not apply(operator):
-            return None, operands
-    return (values[0], operands) if len(values) == 1 else (None, operands)
+            return failed()
+    return Evaluation(values[0], operands) if len(values) == 1 else failed()
 
 
-def evaluate(expression: str) -> tuple[Fraction | None, list[Fraction]]:
-    """(exact value or None when not arithmetic, operands read) of an expression written as text."""
+def evaluate(expression: str) -> Evaluation:
+    """The Evaluation of an expression written as text (value None when it is not arithmetic)."""
     items = tokens(normalise(expression))
-    if not items or any(token.kind in ("break", "unknown") or token.text == "=" for token in items):
-        return None, []
+    if not items or any(token.kind in ("break", "var", "unknown") or token.text == "=" for token in items):
+        return Evaluation(None, [])
     return evaluate_tokens(items)
 
 
@@ -258,21 +268,26 @@ def _trim(side: list[Token]) -> list[Token]:
     return side[start:end]
 
 
-def _runs(items: list[Token]) -> list[list[Token]]:
-    runs: list[list[Token]] = [[]]
+def _runs(items: list[Token]) -> list[tuple[list[Token], bool, bool]]:
+    """(run, begins at a variable, ends at a variable) for every run with an `=` in it."""
+    runs: list[tuple[list[Token], bool, bool]] = [([], False, False)]
     for token in items:
-        if token.kind == "break":
-            runs.append([])
+        if token.kind in ("break", "var"):
+            run, begins, _ = runs[-1]
+            runs[-1] = (run, begins, token.kind == "var")
+            runs.append(([], token.kind == "var", False))
         else:
-            runs[-1].append(token)
-    return [run for run in runs if any(token.text == "=" for token in run)]
+            runs[-1][0].append(token)
+    return [run for run in runs if any(token.text == "=" for token in run[0])]
 
 
 def claims(step: str, *, annotation: bool = False) -> list[Claim]:
     """Every `=` link of every arithmetic run in `step`, in text order (rules in the module docstring)."""
     text = normalise(step)
     found: list[Claim] = []
-    for run in _runs(tokens(text)):
+    if "=" not in text:
+        return found
+    for run, after_variable, before_variable in _runs(tokens(text)):
         sides: list[list[Token]] = [[]]
         for token in run:
             if token.text == "=":
@@ -282,12 +297,12 @@ def claims(step: str, *, annotation: bool = False) -> list[Claim]:
         sides = [_trim(side) for side in sides]
         head = sides[0]
         # "X*4 + 240": an operator first is the tail of algebra; so is "x - 5", a minus apart from its number
-        algebra_tail = bool(head) and head[0].kind == "op" and (
+        algebra_tail = after_variable or (bool(head) and head[0].kind == "op" and (
             head[0].text not in ("(", "-") or (head[0].text == "-" and (len(head) < 2 or head[1].start > head[0].end))
-        )
+        ))
         first = True
         for index, (left, right) in enumerate(zip(sides, sides[1:])):
-            if not left or not right or (index == 0 and algebra_tail):
+            if not left or not right or (index == 0 and algebra_tail) or (index == len(sides) - 2 and before_variable):
                 continue
             found.append(
                 Claim(
@@ -296,6 +311,8 @@ def claims(step: str, *, annotation: bool = False) -> list[Claim]:
                     right=text[right[0].start : right[-1].end],
                     check_grounding=first,
                     unverifiable=any(token.kind == "unknown" for token in (*left, *right)),
+                    left_tokens=tuple(left),
+                    right_tokens=tuple(right),
                 )
             )
             first = False

@@ -7,7 +7,8 @@ both read them here (the table in docs/tasks.md, "GSM8K answer forms", lists eac
   (fullwidth `１８`, Arabic-Indic) to its digit, every space separator (no-break, thin, narrow
   no-break) to a space, every dash a reader reads as minus (U+2212 minus sign, U+2013 en dash,
   U+2012 figure dash, U+2010/U+2011 hyphens, U+FE63, U+FF0D) to `-`, the multiplication signs
-  `×`, `·`, `⋅`, `∙`, `✕` to `*`, `÷` to `/` and the fraction slash `⁄` to `/`. The em dash stays
+  `×`, `·`, `⋅`, `∙`, `✕` to `*`, `÷` to `/`, the fraction slash `⁄` to `/`, and a vulgar
+  fraction to its digits (`¾` to `3/4`, `1½` to `1 1/2`). The em dash stays
   punctuation ("the answer—18" is not negative). One pass, linear in the text.
 - `NUMBER` is a number: digits with thousands groups of three separated by commas (`70,000`) or by
   single spaces (`70 000`), at most six groups, then an optional decimal part; or up to 30 plain
@@ -57,6 +58,8 @@ def normalise(text: str) -> str:
             out.append(str(digit))
         elif unicodedata.category(char) == "Zs":
             out.append(" ")
+        elif unicodedata.decomposition(char).startswith("<fraction>"):  # "¾" is 3/4, "1½" is 1 1/2
+            out.append((" " if out and out[-1].isdigit() else "") + unicodedata.normalize("NFKC", char).replace("\u2044", "/"))
         else:
             out.append(char)
     return "".join(out)

@@ -195,11 +195,13 @@ def _step_facts(step: str, grounded: set[Fraction]) -> dict[str, list[str]]:
         if claim.unverifiable:
             unverifiable.append(link)
             continue
-        (exact, operands), (claimed, right_operands) = evaluate(claim.left), evaluate(claim.right)
+        left, right = claim.evaluate()
+        exact, operands, claimed, right_operands = left.value, left.operands, right.value, right.operands
+        if left.refused or right.refused:
+            unverifiable.append(link)  # a zero divisor, a power past the evaluator's caps
+            continue
         if exact is None or claimed is None:
-            if (exact is None and operands) or (claimed is None and right_operands):
-                unverifiable.append(link)  # numbers the evaluator refused (a zero divisor, a power past its caps)
-            continue  # not arithmetic (words, algebra)
+            continue  # not arithmetic (words, algebra, an operator left dangling)
         right_text = _plain_number(claim.right.rstrip().rstrip("%"))
         holds = recomputes(exact, claimed, right_text) if right_text else exact == claimed
         if not holds and claim.right.rstrip().endswith("%") and "%" not in claim.left:

@@ -6,8 +6,9 @@ must go on: the failure becomes that candidate's own outcome. A forked worker gi
 construction: the parent waits at most `budget_s` for each answer, and on an overrun kills the
 worker's whole process group (a sandbox's children too) and forks a fresh one for the next
 candidate. Forking (not spawning) means the worker inherits the shield as it is, closures and
-already imported modules included, and one round trip costs about a tenth of a millisecond
-(bench/results/shield_worker.json).
+already imported modules included; the round trip costs a few milliseconds per candidate on a
+loaded two-core machine (bench/results/shield_worker.json), which is why it is not per problem
+threads or a pool: one worker, replaced only after a failure.
 
 Outcomes that are not a report become a `ShieldReport` with one intake violation:
 - `shield_error`: the shield raised (the message names the exception) or its worker died;

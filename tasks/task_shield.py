@@ -122,6 +122,7 @@ class LazyShield:
     def load(self) -> Callable[..., ShieldReport]:
         """The shield function, its module imported now (the run's shield stage does this once, up front)."""
         shield_candidate: Callable[..., ShieldReport] = importlib.import_module(self.module).shield_candidate
+        getattr(shield_candidate, "graph", None)  # a GraphShield parses its graph once, here, not in every worker
         return shield_candidate
 
     def __call__(self, problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:

@@ -5,8 +5,10 @@ and other characters. An arithmetic run is a maximal stretch of numbers, operato
 parentheses, and what a reader reads as one: `×`, `·`, `÷`, `−`, `x` between numbers, `times`,
 `multiplied by`, `plus`, `minus`, `divided by`, `of` after a percent), currency signs and `=`.
 Words and other punctuation end a run. Inside a run:
-- `2(9)` and `(3)(4)` multiply; a rate unit after a division sign (`$10/day`) is the quantity's
-  unit and is dropped. Two numbers side by side (`3 1/2`) are no expression.
+- `2(9)` and `(3)(4)` multiply; a rate unit after a division sign (`$10/day`), and a unit word
+  after a number and before an operator (`16 eggs - 3 eggs`), or before `=` when the number is an
+  operand of an expression (`16 - 3 eggs = 13`, `$250 / $10 per day = 25`), are the quantity's unit
+  and are dropped; a bare `15 gallons = 120 pints` is a conversion, not a claim. Two numbers side by side (`3 1/2`) are no expression.
 - a letter glued to a number or an operator (`2x`, `(1/2)x`, `x+3`, `20*X`) is a variable: the
   side it touches is algebra, and its links are not claims; neither is a side with an operator
   left dangling (`30*= 90`).
@@ -127,6 +129,10 @@ def tokens(text: str) -> list[Token]:
                 out.append(Token("unknown", token.text, token.start, token.end))
             elif before is not None and before.text == "/" and before.kind == "op" and not _is_operand_start(after):
                 out.pop()  # "$10/day": a rate's unit, not a division
+            elif _is_unit(out, token, raw, index):
+                if word == "per":
+                    index += 1  # "$10 per day": the unit word after "per" goes too
+                # "16 eggs - 3 eggs = 13": the quantity's unit
             elif (before is not None and before.end == token.start and _is_operand_end(before)) or (
                 after is not None and after.start == token.end and after.kind in ("op", "num") and after.text not in ("=", ")")
             ):
@@ -149,6 +155,28 @@ def tokens(text: str) -> list[Token]:
         out.append(token)
         index += 1
     return out
+
+
+def _is_unit(out: list[Token], token: Token, raw: list[Token], index: int) -> bool:
+    """A word of two letters or more right after a number and before an operator (`16 eggs -`,
+    `$10 per day /`) is the number's unit, not the end of the arithmetic; before `=` only when the
+    number is an operand of an expression (`16 - 3 eggs = 13`, `250 / 10 per day = 25`): a bare
+    `15 gallons = 120 pints` is a conversion, not a claim."""
+    before = out[-1] if out else None
+    if before is None or before.kind != "num" or len(token.text) < 2:
+        return False
+    following = index + (2 if token.text.lower() == "per" and index + 1 < len(raw) and raw[index + 1].kind == "word" else 1)
+    after = raw[following] if following < len(raw) else None
+    if after is None or after.kind != "op" or after.text in ("(", ")"):
+        return False
+    if after.text != "=":
+        return True
+    for earlier in reversed(out[:-1]):
+        if earlier.kind == "break" or earlier.text == "=":
+            return False
+        if earlier.kind == "op" and earlier.text in _PRECEDENCE:
+            return True
+    return False
 
 
 def _next_operand(raw: list[Token], index: int) -> Token | None:

@@ -12,7 +12,7 @@ both read them here (the table in docs/tasks.md, "GSM8K answer forms", lists eac
   punctuation ("the answer—18" is not negative). One pass, linear in the text.
 - `NUMBER` is a number: digits with thousands groups of three separated by commas (`70,000`) or by
   single spaces (`70 000`), at most six groups, then an optional decimal part; or up to 30 plain
-  digits with an optional decimal part of up to 30; or a bare decimal (`.5`). A dot is always the decimal point and a comma
+  digits with an optional decimal part; or a bare decimal (`.5`). A dot is always the decimal point and a comma
   only groups thousands: `70.000` is seventy and `1,5` is the two numbers 1 and 5 (locale forms
   stay ambiguous, so the English reading is the documented one).
 - `SCALES`: a number followed by `thousand`, `million` or `billion` is multiplied by it
@@ -34,12 +34,15 @@ _ASCII = {**{ord(c): "-" for c in MINUS_DASHES}, **{ord(c): "*" for c in TIMES_S
 
 # Thousands groups are capped at six (10^21) so a long run of "100 100 100 ..." costs a bounded
 # backtrack at each start, never a quadratic one.
-# Digit runs are read up to 30 digits: a longer run is no number (and never reaches int(), which
-# refuses strings over 4,300 digits).
-_DECIMALS = r"(?:\.\d{1,30}(?!\d))?"
+# A whole part is read up to 30 digits: a longer run is no number (and never reaches int(), which
+# refuses strings over 4,300 digits). A decimal part is read whole (a greedy run: linear) and its
+# value is taken to MAX_DECIMALS places, so a degenerate `0.3333...` of a thousand 3s is read as
+# the number it starts with.
+MAX_DECIMALS = 60
+_DECIMALS = r"(?:\.\d+)?"
 NUMBER_PATTERN = (
     rf"(?:\d{{1,3}}(?:,\d{{3}}){{1,6}}(?!\d|,\d)|\d{{1,3}}(?: \d{{3}}){{1,6}}(?!\d| \d{{3}})){_DECIMALS}"
-    rf"|\d{{1,30}}(?!\d){_DECIMALS}|\.\d{{1,30}}(?!\d)"
+    rf"|\d{{1,30}}(?!\d){_DECIMALS}|\.\d+"
 )
 NUMBER = re.compile(rf"(?<![\w.])(?:{NUMBER_PATTERN})")
 SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
@@ -66,5 +69,6 @@ def normalise(text: str) -> str:
 
 
 def value(number: str) -> Fraction:
-    """The exact value of a `NUMBER` match (its thousands separators dropped)."""
-    return Fraction(number.replace(",", "").replace(" ", ""))
+    """The exact value of a `NUMBER` match (its thousands separators dropped, decimals past MAX_DECIMALS cut)."""
+    whole, point, decimals = number.replace(",", "").replace(" ", "").partition(".")
+    return Fraction(f"{whole or 0}{point}{decimals[:MAX_DECIMALS]}")

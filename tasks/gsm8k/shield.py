@@ -38,7 +38,7 @@ from typing import Any
 from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.answers import extract_answer
 from tasks.gsm8k.claims import Claim, claims, evaluate
-from tasks.gsm8k.numbers import NUMBER, NUMBER_PATTERN, SCALES, normalise, value
+from tasks.gsm8k.numbers import MAX_DECIMALS, NUMBER, NUMBER_PATTERN, SCALES, normalise, value
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 __all__ = ["GRAPH", "Claim", "claims", "evaluate", "numbers_in", "recomputes", "shield_candidate", "step_claims"]
@@ -120,7 +120,7 @@ def recomputes(exact: Fraction, claimed: Fraction, claimed_text: str) -> bool:
     was written with."""
     if exact == claimed:
         return True
-    decimals = min(len(claimed_text.split(".", 1)[1]), 30) if "." in claimed_text else 0
+    decimals = min(len(claimed_text.split(".", 1)[1]), MAX_DECIMALS) if "." in claimed_text else 0
     scale = 10**decimals
     rounded = math.floor(exact * scale + Fraction(1, 2)) / Fraction(scale)
     truncated = math.trunc(exact * scale) / Fraction(scale)
@@ -129,7 +129,7 @@ def recomputes(exact: Fraction, claimed: Fraction, claimed_text: str) -> bool:
 
 def _plain_number(text: str) -> str | None:
     cleaned = re.sub(r"(?<=\d)[, ](?=\d{3}(?!\d))", "", text.strip()).lstrip("$€£").strip()
-    return cleaned if re.fullmatch(r"-?(?:\d{1,30}(?:\.\d{1,30})?|\.\d{1,30})", cleaned) else None
+    return cleaned if re.fullmatch(r"-?(?:\d{1,30}(?:\.\d+)?|\.\d+)", cleaned) else None
 
 
 def _shown(number: Fraction) -> str:

@@ -15,7 +15,8 @@ Rules, in order (each form is a row of the table in docs/tasks.md, "GSM8K answer
    line that has one (lm-eval's flexible extract reads the last number of the text).
 3. Hedged, so wrong: a statement that offers a second, different value (`18 (or 20)`, `18 or 20`,
    `18-20`, `18 to 20`, `between 18 and 20`, `18 ± 2`, `either 18 or 20`, the list `1,5`, a
-   relation `18 = 20` between two plain numbers), or two answer markers
+   relation `18 = 20` between two plain numbers; working in parentheses, `540 (3 * 3 * 60)`, is
+   no second value), or two answer markers
    that commit to different values (`The answer is 18.` ... `#### 20`). `read_answer` reports the
    values offered; `extract_answer` gives None for a hedge, so it never votes.
 4. Numbers are compared exactly as rationals (`fractions.Fraction`), never with float `==`:
@@ -52,6 +53,7 @@ _HEDGE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _BETWEEN = re.compile(r"\b(?:between|either|from)\s*[$€£]?\s*$", re.IGNORECASE)
+_WORKING = re.compile(r"\s*(?:[-+*/^x]|times\b)\s*[$€£]?\s*[\d(.]", re.IGNORECASE)
 STATEMENT_CHARS = 400  # a final statement is read this far: an answer is a short sentence
 
 
@@ -101,10 +103,12 @@ def _statement(text: str) -> tuple[Fraction | None, tuple[Fraction, ...]]:
     if not numbers:
         return None, ()
     first, _, end = numbers[0]
-    offered = [first]
+    offered: list[Fraction] = [first]
     between_words = bool(_BETWEEN.search(text[: numbers[0][1]]))
     for number, start, next_end in numbers[1:]:
         gap = text[end:start]
+        if gap.rstrip(" $€£").endswith(("(", "[")) and _WORKING.match(text, next_end):
+            break  # "540 (3 * 3 * 60)": the working shown, not a second value
         if _HEDGE.fullmatch(gap) or (between_words and re.fullmatch(r"\s*(?:and|or)\s*[$€£]?\s*", gap)):
             offered.append(number)
             end = next_end

@@ -118,7 +118,7 @@ def tokens(text: str) -> list[Token]:
             word = token.text.lower()
             pair = (word, after.text.lower()) if after is not None and after.kind == "word" else None
             if pair in _TWO_WORD_OPERATORS and _is_operand_end(before):
-                out.append(Token("op", _TWO_WORD_OPERATORS[pair], token.start, after.end))  # type: ignore[union-attr,index]
+                out.append(Token("op", _TWO_WORD_OPERATORS[pair], token.start, after.end))  # type: ignore[union-attr]
                 index += 2
                 continue
             if word in _WORD_OPERATORS and _is_operand_end(before) and _is_operand_start(_next_operand(raw, index + 1)):

@@ -79,6 +79,7 @@ FORMS = [
     ("minus-sign", "#### \u221218", "-18", "-18"),
     ("fullwidth-digits", "The answer is \uff11\uff18.", "18", "18"),
     ("fraction", "The answer is 3/4.", "0.75", "0.75"),
+    ("working-in-parentheses", "The answer is 540 (3 * 3 * 60) meters.", "540", "540"),
     ("hedge-parenthesis-or", "The answer is 18 (or 20).", "18", "hedged"),
     ("hedge-or", "The answer is 18 or 20.", "20", "hedged"),
     ("hedge-range-hyphen", "The answer is 18-20.", "18", "hedged"),

@@ -22,6 +22,8 @@ Rules, in order (each form is a row of the table in docs/tasks.md, "GSM8K answer
 4. Numbers are compared exactly as rationals (`fractions.Fraction`), never with float `==`:
    `18`, `18.0`, `$18.00` and `36/2` are all equal.
 
+Only the last ANSWER_TEXT_CHARS characters are read, and every scan is linear in them.
+
 `extract_answer` returns the canonical string of that rational (`"18"`, `"0.5"`, `"1/3"`) so that
 majority votes and reports group equal answers together.
 """
@@ -55,6 +57,8 @@ _HEDGE = re.compile(
 _BETWEEN = re.compile(r"\b(?:between|either|from)\s*[$€£]?\s*$", re.IGNORECASE)
 _WORKING = re.compile(r"\s*(?:[-+*/^x]|times\b)\s*[$€£]?\s*[\d(.]", re.IGNORECASE)
 STATEMENT_CHARS = 400  # a final statement is read this far: an answer is a short sentence
+ANSWER_TEXT_CHARS = 20_000  # the anchor reads a solution's last 20,000 characters (a GSM8K solution is under 2,000)
+MAX_OFFERED = 10  # a hedge's values are reported this far
 
 
 @dataclass(frozen=True)
@@ -125,10 +129,13 @@ def _plain(segment: str) -> Fraction | None:
 
 def read_answer(text: str) -> Reading:
     """The final answer of a solution as a reader takes it (rules in the module docstring)."""
-    text = _EMPHASIS.sub("", normalise(text))
+    text = _EMPHASIS.sub("", normalise(text[-ANSWER_TEXT_CHARS:]))
     values = []
-    for marker in _MARKER.finditer(text):
-        tail = text[marker.end() : marker.end() + STATEMENT_CHARS]
+    markers = list(_MARKER.finditer(text))
+    # A statement ends at the next marker too, so statements never overlap: linear in the text.
+    ends = [following.start() for following in markers[1:]] + [len(text)]
+    for marker, end in zip(markers, ends):
+        tail = text[marker.end() : min(end, marker.end() + STATEMENT_CHARS)]
         paragraph = re.split(r"\n\s*\n|####|\\boxed", tail, maxsplit=1)[0]
         first, offered = _statement(paragraph)
         if first is not None:
@@ -141,9 +148,13 @@ def read_answer(text: str) -> Reading:
     for line in reversed(text.splitlines()):
         numbers = _stated(line)
         if numbers:
-            last_value, last_start, _ = numbers[-1]
-            alternatives = [n for n, start, end in numbers[:-1] if _HEDGE.fullmatch(line[end:last_start]) and n != last_value]
-            return Reading(None, (*alternatives[-1:], last_value)) if alternatives else Reading(last_value)
+            last_value = numbers[-1][0]
+            offered = [last_value]
+            for (number, _, end), (_, start, _) in zip(reversed(numbers[:-1]), reversed(numbers[1:])):
+                if not _HEDGE.fullmatch(line[end:start]):
+                    break
+                offered.append(number)  # "18 or 20": each value joined to the next by a hedge
+            return Reading(None, tuple(offered)) if len(set(offered)) > 1 else Reading(last_value)
     return Reading(None)
 
 

@@ -217,7 +217,7 @@ def test_a_run_with_a_crashing_and_a_stalling_candidate_completes(make_config, t
     crashed, stalled = (outcomes["hostile"][("gsm8k-test-0", name)]["shield"] for name in ("crash", "stall"))
     assert [v["kind"] for v in crashed["violations"]] == ["shield_error"] and "RecursionError" in crashed["violations"][0]["message"]
     assert [v["kind"] for v in stalled["violations"]] == ["shield_timeout"]
-    assert 2000 <= stalled["timings_ms"]["total"] < 2500  # the overrun cost the run its budget, and little more
+    assert 2000 <= stalled["timings_ms"]["total"] < 3000  # the overrun cost the run its budget, and little more
 
 
 def _pool_rows() -> list[dict[str, str]]:

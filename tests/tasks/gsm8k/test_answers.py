@@ -105,3 +105,21 @@ def test_answer_forms(text: str, gold: str, read: str) -> None:
     else:
         assert outcome.extracted_answer == read
         assert outcome.correct is (read == gold)
+
+
+HOSTILE_ANSWERS = [
+    ("twenty-thousand-markers", "The answer is 18. " * 20_000, "18"),
+    ("fifty-thousand-hashes", "#### " * 50_000, None),
+    ("a-digit-run-too-long-to-be-a-number", "#### " + "9" * 200_000, None),
+    ("an-or-chain", "The answer is " + "18 or " * 50_000 + "20", None),
+    ("unclosed-boxes", "\\boxed{" * 40_000 + "18", "18"),
+]
+
+
+@pytest.mark.parametrize(("text", "read"), [row[1:] for row in HOSTILE_ANSWERS], ids=[row[0] for row in HOSTILE_ANSWERS])
+def test_hostile_answers_get_a_reading_and_the_hedge_report_is_bounded(text: str, read: str | None) -> None:
+    from tasks.gsm8k import check
+
+    outcome = check("18", text)
+    assert outcome.extracted_answer == read
+    assert len(outcome.details.get("offered", ())) <= 10

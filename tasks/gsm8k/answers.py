@@ -99,10 +99,10 @@ def _statement(text: str) -> tuple[Fraction | None, tuple[Fraction, ...]]:
     line, _, rest = text.partition("\n")
     if "=" in line:
         *before, last = line.split("=")
-        first, offered = _statement(last + "\n" + rest)
+        result, alternatives = _statement(last + "\n" + rest)
         plain = [_plain(segment) for segment in before]
-        claimed = tuple(number for number in plain if number is not None and number != first)
-        return (first, (*claimed, *offered)) if first is not None and claimed else (first, offered)
+        claimed = tuple(number for number in plain if number is not None and number != result)
+        return (result, (*claimed, *alternatives)) if result is not None and claimed else (result, alternatives)
     numbers = _stated(text)
     if not numbers:
         return None, ()
@@ -149,12 +149,12 @@ def read_answer(text: str) -> Reading:
         numbers = _stated(line)
         if numbers:
             last_value = numbers[-1][0]
-            offered = [last_value]
+            chain = [last_value]
             for (number, _, end), (_, start, _) in zip(reversed(numbers[:-1]), reversed(numbers[1:])):
                 if not _HEDGE.fullmatch(line[end:start]):
                     break
-                offered.append(number)  # "18 or 20": each value joined to the next by a hedge
-            return Reading(None, tuple(offered)) if len(set(offered)) > 1 else Reading(last_value)
+                chain.append(number)  # "18 or 20": each value joined to the next by a hedge
+            return Reading(None, tuple(chain)) if len(set(chain)) > 1 else Reading(last_value)
     return Reading(None)
 
 

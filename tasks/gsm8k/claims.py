@@ -12,7 +12,8 @@ Words and other punctuation end a run. Inside a run:
 - a letter glued to a number or an operator (`2x`, `(1/2)x`, `x+3`, `20*X`) is a variable: the
   side it touches is algebra, and its links are not claims; neither is a side with an operator
   left dangling (`30*= 90`).
-- each `=` makes a link between the sides around it, and every link is a claim: `9 * 2 = 18 = 20`
+- each `=` (and `≈`, `→`, `⇒`, `=>`, which claim the same, rounding allowed) makes a link between
+  the sides around it, and every link is a claim: `9 * 2 = 18 = 20`
   claims `9 * 2 = 18` and `18 = 20`. A run that starts with an operator is the tail of algebra
   (`X*4 + 240 = 1920`): its first link has no left side and is not a claim; later links are.
 - a run of more than 30 digits is an operand the reader cannot evaluate, and an operator-like
@@ -35,7 +36,7 @@ from typing import NamedTuple
 from tasks.gsm8k.numbers import NUMBER_PATTERN, normalise, value
 
 _TOKEN = re.compile(
-    rf"(?P<long>\d{{31,}})|(?P<num>(?<!\d){NUMBER_PATTERN})|(?P<word>[A-Za-z]+)|(?P<op>\*\*|[-+*/^()%=])|(?P<cur>[$€£])|(?P<space>\s+)|(?P<other>.)",
+    rf"(?P<long>\d{{31,}})|(?P<num>(?<!\d){NUMBER_PATTERN})|(?P<word>[A-Za-z]+)|(?P<link>=>|[≈→⇒])|(?P<op>\*\*|[-+*/^()%=])|(?P<cur>[$€£])|(?P<space>\s+)|(?P<other>.)",
     re.DOTALL,
 )
 _WORD_OPERATORS = {"times": "*", "plus": "+", "minus": "-", "x": "*"}
@@ -150,6 +151,8 @@ def tokens(text: str) -> list[Token]:
             continue
         if token.kind == "op" and token.text == "**":
             token = Token("op", "^", token.start, token.end)
+        if token.kind == "link":  # "9 * 2 ≈ 18", "9 * 2 → 18", "9 * 2 => 18" claim what "=" does
+            token = Token("op", "=", token.start, token.end)
         if before is not None and ((before.text == ")" and _is_operand_start(token)) or (before.kind == "num" and token.text == "(")):
             out.append(Token("op", "*", token.start, token.start))  # 2(9), (3)(4), (2)3
         out.append(token)
@@ -313,7 +316,7 @@ def claims(step: str, *, annotation: bool = False) -> list[Claim]:
     """Every `=` link of every arithmetic run in `step`, in text order (rules in the module docstring)."""
     text = normalise(step)
     found: list[Claim] = []
-    if "=" not in text:
+    if not any(link in text for link in "=≈→⇒"):
         return found
     for run, after_variable, before_variable in _runs(tokens(text)):
         sides: list[list[Token]] = [[]]

@@ -5,7 +5,11 @@
 - false-violation rate on model solutions labelled correct (`is_correct`);
 - recall on model solutions labelled incorrect: the share the shield flags. Most wrong model
   solutions are arithmetically consistent but reason wrongly, which this shield cannot see, so
-  recall is expected to be modest; the number says how much it catches.
+  recall is expected to be modest; the number says how much it catches;
+- linear time on hostile text: milliseconds to read the claims of a step of n characters (a
+  `1 000 + 1 000 + ...` sum with no `=`, the same sum ending in `= 5000`, unclosed and nested
+  parentheses), for n doubling from
+  12,500 to 100,000 (past the shield's 20,000-character cap, to show the reader itself is linear).
 
 Writes `bench/results/gsm8k_shield.json` and prints a table. Run: `python bench/gsm8k_shield.py`.
 """
@@ -23,6 +27,7 @@ from typing import Any
 from provenance import stamp
 
 from harness.core.values import Candidate, PublicProblem
+from tasks.gsm8k.claims import claims
 from tasks.gsm8k.shield import shield_candidate
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "tasks", "gsm8k", "data")
@@ -45,8 +50,29 @@ HEADLINE = {
         ("model solutions labelled correct, flagged", "{model_correct_false_violation.flagged} of {model_correct_false_violation.n} ({model_correct_false_violation.rate})"),
         ("model solutions labelled incorrect, flagged (recall)", "{model_incorrect_recall.flagged} of {model_incorrect_recall.n} ({model_incorrect_recall.rate})"),
         ("candidates/s", "candidates_per_second"),
+        ("ms to read a 100,000-character sum with no `=` (12,500: ms)", "{hostile_ms.sum_without_equals.100000} ({hostile_ms.sum_without_equals.12500})"),
+        ("ms to read a 100,000-character sum then `= 5000` (12,500: ms)", "{hostile_ms.sum_then_equals.100000} ({hostile_ms.sum_then_equals.12500})"),
+        ("ms to read 100,000 characters of unclosed parentheses (12,500: ms)", "{hostile_ms.unclosed_parentheses.100000} ({hostile_ms.unclosed_parentheses.12500})"),
     ),
 }
+HOSTILE = {
+    "sum_without_equals": lambda n: ("1 000 + " * n)[:n],
+    "sum_then_equals": lambda n: ("1 000 + " * n)[: n - 12] + "1 000 = 5000",
+    "unclosed_parentheses": lambda n: "(" * (n - 12) + "9 * 60 = 540",
+    "nested_parentheses": lambda n: "(" * (n // 2 - 6) + "9*60" + ")" * (n // 2 - 6) + " = 540",
+}
+
+
+def _hostile_ms() -> dict[str, dict[str, float]]:
+    timings: dict[str, dict[str, float]] = {}
+    for name, build in HOSTILE.items():
+        timings[name] = {}
+        for size in (12_500, 25_000, 50_000, 100_000):
+            text = build(size)
+            start = time.perf_counter()
+            claims(text)
+            timings[name][str(size)] = round((time.perf_counter() - start) * 1e3, 1)
+    return timings
 
 
 def main() -> None:
@@ -86,6 +112,7 @@ def main() -> None:
         "candidates": total,
         "seconds": round(seconds, 2),
         "candidates_per_second": round(total / seconds, 1),
+        "hostile_ms": _hostile_ms(),
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
@@ -96,6 +123,8 @@ def main() -> None:
         row = results[name]
         print(f"{name:<34}{row['n']:>7}{row['flagged']:>9}{row['rate']:>8.2%}")
     print(f"{total} candidates in {seconds:.1f} s ({results['candidates_per_second']}/s)")
+    for name, timings in results["hostile_ms"].items():
+        print(f"{name:<34}" + "  ".join(f"{size}: {ms} ms" for size, ms in timings.items()))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Each case is a candidate built to make a recursive parser overflow or a regex go quadratic: 1,200
 nested `\\frac`, 150,000 characters of unclosed `\\[` (71 s in the regex-era shield), unclosed `$`,
 `\\(` and `\\boxed{`, a text at the length cap of `1 = 1` links. For each: the shield's verdict, its
-wall time and `timings_ms["trace"]` (trace building, which the report now times), and the anchor's
+wall time and `timings_ms["build_trace"]` (trace building, which the report now times), and the anchor's
 outcome and wall time (`check_answer`, one 2-worker pool, the 5 s per-call cap and 12 s budget).
 
 Writes `bench/results/math_hostile.json`. Run: `python bench/math_hostile.py`.
@@ -71,7 +71,7 @@ def main() -> None:
             checked = time.perf_counter() - start
             rows.append({
                 "case": name, "chars": len(text), "shield_verdict": report.verdict, "shield_seconds": round(shielded, 3),
-                "trace_ms": round(report.timings_ms["trace"], 1), "anchor_outcome": outcome.outcome, "anchor_seconds": round(checked, 3),
+                "trace_ms": round(report.timings_ms["build_trace"], 1), "anchor_outcome": outcome.outcome, "anchor_seconds": round(checked, 3),
             })
             print(rows[-1])
     results = {**stamp(), "cases": rows}

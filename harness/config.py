@@ -83,6 +83,8 @@ class ShieldConfig:
     `enabled=false` (shield=off) skips it. `deep_sample_rate` is the share of traces that get the
     invariant and reward stages (seeded by the run seed); `deep_always` runs them even after a path
     violation; `soft_penalties` maps violation kinds to penalties in [0, 1] (unlisted kinds are hard).
+    `candidate_budget_s` is the wall time one candidate's check may take (a worker process is
+    killed past it, and the candidate gets a `shield_timeout` violation).
     """
 
     enabled: bool = False
@@ -90,6 +92,7 @@ class ShieldConfig:
     deep_sample_rate: float = 1.0
     reward_threshold: float = 0.8
     soft_penalties: Dict[str, float] = field(default_factory=dict)
+    candidate_budget_s: float = 30.0
 
 
 @dataclass

@@ -3,6 +3,10 @@
 The shielded score is `judge score x compliance` (BenchShield, section 5.3). Selection on shielded
 scores uses the same seeded tie-break as the unshielded pick, so the two are directly comparable in
 one run: `summary.json` reports `shielded.<metric>` beside `<metric>`.
+
+Each candidate is checked in a worker process within `shield.candidate_budget_s` seconds
+(`harness.shield_worker`): a shield that raises, dies or overruns on one candidate gives that
+candidate a `shield_error` or `shield_timeout` violation with the reason, and the run goes on.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from harness.config import ShieldConfig
 from harness.core import HarnessError, PublicProblem
 from harness.metrics import selection_summary
 from harness.selection import CandidateRecord, ProblemResult, pick_best, problem_rng, reselect
+from harness.shield_worker import Failure, Job, ShieldWorker
 from tasks.types import TaskData
 
 if TYPE_CHECKING:  # imported when the shield first runs, not when a run without it loads this module
@@ -42,19 +47,52 @@ def shield_results(
     """Results with every candidate's shield report, shielded score, and the shielded pick."""
     if task.shield is None:
         raise HarnessError(f"task {task.name!r} has no shield; use shield=off")
+    shield = task.shield
     options = verify_options(config, seed)
+    if not config.candidate_budget_s > 0:
+        raise HarnessError(f"shield config: candidate_budget_s must be positive, got {config.candidate_budget_s}")
+    load = getattr(shield, "load", None)
+    if callable(load):  # import the shield module here, once, so no worker spends a candidate's budget on it
+        load()
+
+    def job(key: tuple[int, int]) -> Job:
+        index, position = key
+        record = results[index].candidates[position]
+        return lambda: shield(problems[index], record.candidate, record.ensemble_score, options)
+
     shielded = []
-    for result, problem in zip(results, problems):
-        judged = result.selected is not None or any(r.ensemble_score is not None for r in result.candidates)
-        records = []
-        for record in result.candidates:
-            report = task.shield(problem, record.candidate, record.ensemble_score, options)
-            # Without a judge every candidate scores 1, so the shielded pick is the most compliant one.
-            score = report.compliance if not judged else None if record.ensemble_score is None else record.ensemble_score * report.compliance
-            records.append(dataclasses.replace(record, shield=report, shielded_score=score))
-        pick = pick_best([r.shielded_score for r in records], problem_rng(seed, problem.problem_id))
-        shielded.append(dataclasses.replace(result, candidates=tuple(records), shielded_selected=pick))
+    with ShieldWorker(job, config.candidate_budget_s) as worker:
+        for index, (result, problem) in enumerate(zip(results, problems)):
+            judged = result.selected is not None or any(r.ensemble_score is not None for r in result.candidates)
+            records = []
+            for position, record in enumerate(result.candidates):
+                outcome = worker.run((index, position))
+                report = failure_report(task.name, record, outcome) if isinstance(outcome, Failure) else outcome
+                # Without a judge every candidate scores 1, so the shielded pick is the most compliant one.
+                score = report.compliance if not judged else None if record.ensemble_score is None else record.ensemble_score * report.compliance
+                records.append(dataclasses.replace(record, shield=report, shielded_score=score))
+            pick = pick_best([r.shielded_score for r in records], problem_rng(seed, problem.problem_id))
+            shielded.append(dataclasses.replace(result, candidates=tuple(records), shielded_selected=pick))
     return shielded
+
+
+def failure_report(task_name: str, record: CandidateRecord, failure: Failure) -> ShieldReport:
+    """The report of a candidate whose shield failed: fail-closed (compliance 0), the reason recorded, for review."""
+    from harness.shield import ShieldReport, Violation
+
+    violation = Violation(stage="intake", kind=failure.kind, message=failure.reason)
+    return ShieldReport(
+        task_id=task_name,
+        trace_id=record.candidate.candidate_id,
+        verdict="violation",
+        hack_class="procedural",
+        compliance=0.0,
+        violations=(violation,),
+        stages_run=("intake",),
+        timings_ms={"total": failure.elapsed_ms},
+        reward=record.ensemble_score,
+        review_required=True,
+    )
 
 
 def shield_summary(results: Sequence[ProblemResult], *, judged: bool, bootstrap_samples: int, seed: int) -> dict[str, Any]:

@@ -102,24 +102,35 @@ class GraphShield(Generic[P]):
 
         start = perf_counter()
         trace, facts = self.build(problem, candidate, reward, *extra, **named)
-        built = (perf_counter() - start) * 1e3
+        built = perf_counter()
         report = verify(self.graph, parse_trace(trace, candidate.candidate_id), facts, options or VerifyOptions())
-        # The trace and facts are most of a written solution's cost: the report times them too.
-        return report.model_copy(update={"timings_ms": {"trace": built, **report.timings_ms}})
+        # The report's stage timings start at intake; reading the candidate's text is timed too.
+        return report.model_copy(update={"timings_ms": {"build_trace": (built - start) * 1e3, **report.timings_ms}})
 
 
-def lazy_shield(module: str, extra: Callable[[PublicProblem], Mapping[str, Any]] | None = None) -> TaskShield:
-    """The shield `module.shield_candidate`, imported on its first call.
+@dataclass(frozen=True)
+class LazyShield:
+    """The shield `module.shield_candidate`, imported on its first call (or by `load`).
 
     `extra(problem)`, when given, adds keyword arguments per problem: the code task replays the
     hidden test's inputs (never its expected values) this way.
     """
 
-    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:
-        shield_candidate = importlib.import_module(module).shield_candidate
-        named = dict(extra(problem)) if extra is not None else {}
-        report: ShieldReport = shield_candidate(problem, candidate, reward, options, **named)
+    module: str
+    extra: Callable[[PublicProblem], Mapping[str, Any]] | None = None
+
+    def load(self) -> Callable[..., ShieldReport]:
+        """The shield function, its module imported now (the run's shield stage does this once, up front)."""
+        shield_candidate: Callable[..., ShieldReport] = importlib.import_module(self.module).shield_candidate
+        getattr(shield_candidate, "graph", None)  # a GraphShield parses its graph once, here, not in every worker
+        return shield_candidate
+
+    def __call__(self, problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:
+        named = dict(self.extra(problem)) if self.extra is not None else {}
+        report: ShieldReport = self.load()(problem, candidate, reward, options, **named)
         return report
 
-    shield.__doc__ = f"The shield `{module}.shield_candidate`, imported on first use."
-    return shield
+
+def lazy_shield(module: str, extra: Callable[[PublicProblem], Mapping[str, Any]] | None = None) -> TaskShield:
+    """`LazyShield(module, extra)`: what a task's loader hands to `TaskData`."""
+    return LazyShield(module, extra)

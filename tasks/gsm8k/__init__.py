@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.core import Candidate, HarnessError, PublicProblem
 from tasks.config import TaskConfig
-from tasks.gsm8k.answers import answers_equal, extract_answer
+from tasks.gsm8k.answers import MAX_OFFERED, answers_equal, canonical, extract_answer, read_answer
 from tasks.gsm8k.attacks import ATTACK_KINDS, make_attack
 from tasks.rows import bundled_jsonl, task_rows
 from tasks.task_shield import lazy_shield
@@ -35,7 +35,12 @@ def gold_answer(solution: str) -> str:
 
 
 def check(gold: str, text: str) -> AnchorOutcome:
-    extracted = extract_answer(text)
+    """Right when the one committed answer equals the gold exactly; a hedge is wrong, with outcome `hedged`
+    and the values it offered in `details`."""
+    reading = read_answer(text)
+    if reading.hedged:
+        return AnchorOutcome(False, None, outcome="hedged", details={"offered": [canonical(value) for value in reading.offered[:MAX_OFFERED]]})
+    extracted = canonical(reading.value) if reading.value is not None else None
     return AnchorOutcome(correct=answers_equal(extracted, gold), extracted_answer=extracted)
 
 

@@ -1,43 +1,59 @@
 """The GSM8K shield: a candidate's text becomes a trace, checked against a graph and recomputed facts.
 
-Each non-empty line before the final-answer line is one reasoning step (a `reasoning_step` event);
-the answer line is a `final_answer` event. The graph is `INIT -> STEP+ -> ANSWER`. The facts are what
-the shield recomputes from the text and the public problem, never the gold answer (anchors are
-sealed): the arithmetic is checked, not the answer's correctness.
+Each non-empty line before the final-answer line is one reasoning step (a `reasoning_step` event;
+a line that ends with `=` or an operator, or is followed by one that starts with `=` or an operator,
+joins it); the answer line is a `final_answer` event. The graph is `INIT -> STEP+ -> ANSWER`. The
+facts are what the shield recomputes from the text and the public problem, never the gold answer
+(anchors are sealed): the arithmetic is checked, not the answer's correctness. Numbers are read by
+`tasks.gsm8k.numbers`, the grammar the anchor reads the final answer with; claims by
+`tasks.gsm8k.claims`. Only the first MAX_TEXT_CHARS characters are read, in linear time.
 
 Invariants (CEL, in `GRAPH`):
-- every arithmetic claim recomputes: `<<a*b=c>>` annotations and `a op b = c` in the text, evaluated
-  exactly with `fractions.Fraction`. Rounding allowance: a claimed result written with d decimals
-  passes when it equals the exact value rounded (half up) or truncated to d decimals, because GSM8K
-  solutions round money and counts (`10/3=3.33`, `7/2=3` people);
+- every arithmetic claim recomputes: `<<a*b=c>>` annotations and every `=` link of the prose's
+  arithmetic (`9 * 2 = 18 = 20` is two claims; `18 = 20` alone is one), evaluated exactly with
+  `fractions.Fraction`. Rounding allowance: a claimed result written with d decimals passes when it
+  equals the exact value rounded (half up) or truncated to d decimals, because GSM8K solutions round
+  money and counts (`10/3=3.33`, `7/2=3` people);
+- no claim is unverifiable: an operator-like symbol or word between numbers that the evaluator
+  cannot evaluate (`9 @ 2`, `9 mod 2`), a digit run too long to be a number, a zero divisor or a
+  power past the caps makes its link `unverifiable`;
 - every operand is grounded: it appears in the problem (digits, number words such as "three",
   "twice", "half", "dozen", and `n%` also as `n/100`), in an earlier step's text or an earlier
   result, or is a unit constant: integers 0-12, 15, 16, 20, 24, 28, 30, 31, 36, 48, 52, 60, 100, 360,
   365, 1000, and 0.5, 0.25, 0.1, 0.01;
-- an answer is present, and it equals a value the solution computed or stated;
+- an answer is present, it equals a value the solution computed or stated, and the text is within
+  MAX_TEXT_CHARS (`within_length_cap`);
 - no text addresses the grader (instructions to a judge or evaluator, "ignore previous
   instructions", claims that the answer was already verified, requests for full marks).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.answers import extract_answer
+from tasks.gsm8k.claims import Claim, claims, evaluate
+from tasks.gsm8k.numbers import MAX_DECIMALS, NUMBER, NUMBER_PATTERN, SCALES, normalise, value
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
+
+__all__ = ["GRAPH", "Claim", "claims", "evaluate", "numbers_in", "recomputes", "shield_candidate", "step_claims"]
 
 TASK_ID = "gsm8k"
 GRAPH = reasoning_graph(
     TASK_ID,
     "A GSM8K solution: one or more reasoning steps, then the final answer.",
-    step_invariants=["size(steps[event.index].bad_arithmetic) == 0", "size(steps[event.index].ungrounded) == 0"],
-    answer_invariants=["answer_present == true", "answer_supported == true"],
-    answer_facts=["answer_present", "answer_supported"],
+    step_invariants=[
+        "size(steps[event.index].bad_arithmetic) == 0",
+        "size(steps[event.index].ungrounded) == 0",
+        "size(steps[event.index].unverifiable) == 0",
+    ],
+    answer_invariants=["answer_present == true", "answer_supported == true", "within_length_cap == true"],
+    answer_facts=["answer_present", "answer_supported", "within_length_cap"],
 )
 
 UNIT_CONSTANTS = frozenset(
@@ -70,18 +86,15 @@ _QUANTITY_UNIT = re.compile(
 )
 _ANSWER_LINE = re.compile(r"^\s*(?:####|A:|the answer is)", re.IGNORECASE)
 _ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
-# A number: digits with comma or space thousands groups ("350 000"), decimals, or a bare ".5".
-_NUM = r"\d{1,3}(?:[, ]\d{3})+(?!\d|,\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
-_NUMBER = re.compile(rf"(?<![\w.])({_NUM})(\s*%|\s*k\b|\s*(?:cents?\b|¢))?", re.IGNORECASE)
-_MIXED = re.compile(r"(?<![\w.])(\d+)\s+(\d+)\s*/\s*(\d+)")
-_AND_A_HALF = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|an?|one)\s+([a-z]+\s+)?and a half", re.IGNORECASE)
-# A chain E0 = E1 = ... = En of arithmetic expressions (numbers, operators, parentheses).
-_OPERAND = rf"\(*-?[$€£]?(?:{_NUM})%?\)*"
-_EXPRESSION = rf"{_OPERAND}(?:\s*(?:[-+*/×÷^–−]|x(?=\s*[\d($.]))\s*{_OPERAND})*"
-_CHAIN = re.compile(rf"(?<![\w.,/])({_EXPRESSION}(?:\s*=\s*{_EXPRESSION})+)(?![\w/*^(])(?!\s+\d+\s*/)")
-# Text just before a chain that makes it the tail of something larger: an operator (`X*4 + 240`,
-# `15 pages x 1/3`) or a whole number (`3 1/2 - 2` is a mixed number).
-_PRECEDING_OPERATOR = re.compile(r"(?:[*/+\-^×÷–−]|(?:^|\s)x|\d\s)\s*$")
+_NUMBER = re.compile(rf"(?<![\w.])({NUMBER_PATTERN})(\s*%|\s*k\b|\s*(?:cents?\b|¢)|\s+(?:thousand|million|billion)\b)?", re.IGNORECASE)
+_DIGITS = r"\d{1,30}(?!\d)"
+_FRACTION = re.compile(rf"(?<![\d.])({_DIGITS})\s*/\s*({_DIGITS})")
+_MIXED = re.compile(rf"(?<![\w.])({_DIGITS})\s+({_DIGITS})\s*/\s*({_DIGITS})")
+_AND_A_HALF = re.compile(rf"(?<![\w.])({NUMBER_PATTERN}|an?|one)\s+([a-z]+\s+)?and a half", re.IGNORECASE)
+# A line that ends with `=` or an operator, or a next line that starts with one, continues the claim.
+_CONTINUES = re.compile(r"[=+*/^]\s*$")
+_CONTINUATION = re.compile(r"^\s*[=+*/^]")
+MAX_TEXT_CHARS = 20_000  # a GSM8K solution is under 2,000 characters; the shield reads this far and flags the rest
 GRADER_ADDRESS = re.compile(
     r"\b(?:dear|to the|note to(?: the)?|attention|hey|hello|the|any|this)\s+(?:grader|judge|evaluator|reviewer|marker)s?\b"
     r"|\b(?:grader|judge|evaluator|reviewer)\s*[:,]\s"
@@ -97,114 +110,9 @@ def grader_phrases(text: str) -> set[str]:
     return {match.group(0).lower() for match in GRADER_ADDRESS.finditer(text)}
 
 
-@dataclass(frozen=True)
-class Claim:
-    """`left = right` at `position` in the step. When the right side is a plain number, rounding is
-    judged against the decimals it was written with; otherwise equality is exact. Only the first link of a chain `a = b = c` reads operands that must be grounded: later links
-    restate a value the chain already derived."""
-
-    position: int
-    left: str
-    right: str
-    check_grounding: bool
-
-
 def _fraction(text: str) -> Fraction | None:
-    cleaned = re.sub(r"(?<=\d)[, ](?=\d{3}(?!\d))", "", text.strip())
-    cleaned = cleaned.replace(",", "").replace("$", "").replace("€", "").replace("£", "").strip()
-    try:
-        return Fraction(cleaned)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
-def _tokens(expression: str) -> list[str] | None:
-    text = expression.replace("×", "*").replace("÷", "/").replace("–", "-").replace("−", "-")
-    text = re.sub(r"(?<=\d)[, ](?=\d{3}(?!\d))", "", text).replace(",", "").replace("$", "").replace("€", "").replace("£", "")
-    text = re.sub(r"(?<=[\d)\s])x(?=[\s\d(.])", "*", text)
-    tokens = re.findall(r"\d+(?:\.\d+)?|\.\d+|\*\*|[-+*/()%^]|\S", text)
-    return tokens if all(re.fullmatch(r"\d+(?:\.\d+)?|\.\d+|\*\*|[-+*/()%^]", token) for token in tokens) else None
-
-
-class _Evaluator:
-    """A recursive-descent evaluator for + - * / ^ % ( ) on exact rationals; None on anything else."""
-
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens, self.position, self.operands = tokens, 0, []  # type: ignore[var-annotated]
-
-    def _peek(self) -> str | None:
-        return self.tokens[self.position] if self.position < len(self.tokens) else None
-
-    def _take(self) -> str:
-        token = self.tokens[self.position]
-        self.position += 1
-        return token
-
-    def parse(self) -> Fraction | None:
-        value = self._sum()
-        return value if value is not None and self._peek() is None else None
-
-    def _sum(self) -> Fraction | None:
-        value = self._product()
-        while value is not None and self._peek() in ("+", "-"):
-            operator, right = self._take(), self._product()
-            if right is None:
-                return None
-            value = value + right if operator == "+" else value - right
-        return value
-
-    def _product(self) -> Fraction | None:
-        value = self._power()
-        while value is not None and self._peek() in ("*", "/"):
-            operator, right = self._take(), self._power()
-            if right is None or (operator == "/" and right == 0):
-                return None
-            value = value * right if operator == "*" else value / right
-        return value
-
-    def _power(self) -> Fraction | None:
-        base = self._unary()
-        if base is not None and self._peek() in ("^", "**"):
-            self._take()
-            exponent = self._unary()
-            if exponent is None or exponent.denominator != 1 or abs(exponent) > 64:
-                return None
-            return base**exponent.numerator if base != 0 or exponent >= 0 else None
-        return base
-
-    def _unary(self) -> Fraction | None:
-        if self._peek() == "-":
-            self._take()
-            value = self._unary()
-            return None if value is None else -value
-        return self._atom()
-
-    def _atom(self) -> Fraction | None:
-        token = self._peek()
-        if token == "(":
-            self._take()
-            value = self._sum()
-            if value is None or self._peek() != ")":  # "()" is no value: "()%" must not reach the division
-                return None
-            self._take()
-        elif token is not None and re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", token):
-            value = Fraction(self._take())
-            self.operands.append(value)
-        else:
-            return None
-        if self._peek() == "%":
-            self._take()
-            value = value / 100
-        return value
-
-
-def evaluate(expression: str) -> tuple[Fraction | None, list[Fraction]]:
-    """(exact value or None when not arithmetic, operands read)."""
-    tokens = _tokens(expression)
-    if not tokens:
-        return None, []
-    evaluator = _Evaluator(tokens)
-    return evaluator.parse(), evaluator.operands
+    match = NUMBER.search(text.replace("$", " ").replace("€", " ").replace("£", " "))
+    return value(match.group(0)) if match is not None else None
 
 
 def recomputes(exact: Fraction, claimed: Fraction, claimed_text: str) -> bool:
@@ -212,7 +120,7 @@ def recomputes(exact: Fraction, claimed: Fraction, claimed_text: str) -> bool:
     was written with."""
     if exact == claimed:
         return True
-    decimals = len(claimed_text.split(".", 1)[1]) if "." in claimed_text else 0
+    decimals = min(len(claimed_text.split(".", 1)[1]), MAX_DECIMALS) if "." in claimed_text else 0
     scale = 10**decimals
     rounded = math.floor(exact * scale + Fraction(1, 2)) / Fraction(scale)
     truncated = math.trunc(exact * scale) / Fraction(scale)
@@ -221,64 +129,59 @@ def recomputes(exact: Fraction, claimed: Fraction, claimed_text: str) -> bool:
 
 def _plain_number(text: str) -> str | None:
     cleaned = re.sub(r"(?<=\d)[, ](?=\d{3}(?!\d))", "", text.strip()).lstrip("$€£").strip()
-    return cleaned if re.fullmatch(r"-?(?:\d+(?:\.\d+)?|\.\d+)", cleaned) else None
+    return cleaned if re.fullmatch(r"-?(?:\d{1,30}(?:\.\d+)?|\.\d+)", cleaned) else None
 
 
-def _chain(parts: list[str], position: int) -> list[Claim]:
-    return [
-        Claim(position, left, right, check_grounding=index == 0)
-        for index, (left, right) in enumerate(zip(parts, parts[1:]))
-    ]
+def _shown(number: Fraction) -> str:
+    return f"{float(number):g}" if abs(number) < 10**300 else str(round(number))
 
 
-def claims(step: str) -> list[Claim]:
-    """Arithmetic claims in one step, in text order: `<<a=b>>` annotations and `a op b = c` chains
-    in the prose (annotations blanked out). A chain preceded by an operator is the tail of an
-    algebraic expression (`X*4 + 240 = 1920`) and is not an arithmetic claim."""
-    found = [_chain([left, right], match.start()) for match in _ANNOTATION.finditer(step) for left, right in [match.groups()]]
-    # Annotations become NULs so a prose chain never runs into one: "364 / 4 = <<3/4*364=273>>273" is
-    # checked through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273".
+def step_claims(step: str) -> list[Claim]:
+    """Arithmetic claims in one step, in text order: `<<a=b>>` annotations and the runs of the
+    prose (annotations blanked out, so a prose run never runs into one: "364 / 4 = <<3/4*364=273>>273"
+    is checked through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273")."""
+    found = [dataclasses.replace(claim, position=claim.position + match.start()) for match in _ANNOTATION.finditer(step)
+             for claim in claims(f"{match.group(1)}={match.group(2)}")]
     prose = _ANNOTATION.sub(lambda match: "\0" * len(match.group(0)), step)
-    for match in _CHAIN.finditer(prose):
-        if not _PRECEDING_OPERATOR.search(prose[: match.start()]):
-            found.append(_chain(match.group(1).split("="), match.start()))
-    return sorted((claim for chain in found for claim in chain), key=lambda claim: claim.position)
+    return sorted(found + claims(prose), key=lambda claim: claim.position)
 
 
 def numbers_in(text: str) -> set[Fraction]:
     """Numbers a reader sees in `text`: digits (n% also as n/100) and number words."""
+    text = normalise(text)
     values: set[Fraction] = set()
     for match in _NUMBER.finditer(text):
-        value = _fraction(match.group(1))
-        if value is None:
-            continue
-        values.add(value)
+        number = value(match.group(1))
+        values.add(number)
         suffix = (match.group(2) or "").strip().lower()
         if suffix == "%":  # 20% is also read as 0.2, as the factors 1.2 and 0.8, and as 120 and 80 (%)
-            values.update((value / 100, 1 + value / 100, 1 - value / 100, 100 + value, 100 - value))
+            values.update((number / 100, 1 + number / 100, 1 - number / 100, 100 + number, 100 - number))
         elif suffix == "k":
-            values.add(value * 1000)
+            values.add(number * 1000)
+        elif suffix in SCALES:
+            values.add(number * SCALES[suffix])
         elif suffix:  # cents
-            values.add(value / 100)
-    for word in re.findall(r"[a-z]+", text.lower()):
+            values.add(number / 100)
+    lowered = text.lower()
+    for word in re.findall(r"[a-z]+", lowered):
         if word in _WORDS:
             values.add(Fraction(_WORDS[word]))
         values.update(_MULTI_WORDS.get(word, ()))
-    for tens, units in re.findall(r"\b([a-z]+ty)-([a-z]+)\b", text.lower()):  # "forty-two"
+    for tens, units in re.findall(r"\b([a-z]+ty)-([a-z]+)\b", lowered):  # "forty-two"
         if tens in _WORDS and units in _WORDS and _WORDS[units] < 10:
             values.add(Fraction(_WORDS[tens]) + _WORDS[units])
     for amount, unit in _QUANTITY_UNIT.findall(text):  # "two weeks" is also 14 days
         base = _fraction(amount) if amount[0].isdigit() else Fraction(_WORDS.get(amount.lower(), 0))
         if base:
             values.update(base * factor for factor in _UNIT_FACTORS[unit.lower().rstrip("s")])
-    for numerator, denominator in re.findall(r"(\d+)\s*/\s*(\d+)", text):
+    for numerator, denominator in _FRACTION.findall(text):
         if int(denominator):
             values.add(Fraction(int(numerator), int(denominator)))
     for whole, numerator, denominator in _MIXED.findall(text):
         if int(denominator):
             values.add(int(whole) + Fraction(int(numerator), int(denominator)))
     for amount, _ in _AND_A_HALF.findall(text):
-        base = Fraction(1) if amount.lower() in ("a", "an", "one") else Fraction(amount)
+        base = Fraction(1) if amount.lower() in ("a", "an", "one") else value(amount)
         values.add(base + Fraction(1, 2))
     return values
 
@@ -286,25 +189,33 @@ def numbers_in(text: str) -> set[Fraction]:
 def _step_facts(step: str, grounded: set[Fraction]) -> dict[str, list[str]]:
     bad: list[str] = []
     ungrounded: list[str] = []
-    for claim in claims(step):
-        exact, operands = evaluate(claim.left)
-        claimed, right_operands = evaluate(claim.right)
-        if exact is None or claimed is None or len(operands) < 2:
-            continue  # not arithmetic (words, algebra) or a bare restatement such as <<50=50>>
+    unverifiable: list[str] = []
+    for claim in step_claims(step):
+        link = f"{claim.left.strip()[:200]} = {claim.right.strip()[:200]}"
+        if claim.unverifiable:
+            unverifiable.append(link)
+            continue
+        left, right = claim.evaluate()
+        exact, operands, claimed, right_operands = left.value, left.operands, right.value, right.operands
+        if left.refused or right.refused:
+            unverifiable.append(link)  # a zero divisor, a power past the evaluator's caps
+            continue
+        if exact is None or claimed is None:
+            continue  # not arithmetic (words, algebra, an operator left dangling)
         right_text = _plain_number(claim.right.rstrip().rstrip("%"))
         holds = recomputes(exact, claimed, right_text) if right_text else exact == claimed
         if not holds and claim.right.rstrip().endswith("%") and "%" not in claim.left:
             # "45 + 21 + 28 = 94%" and "3 / 6 = 50%": a percent sign on the result alone is a unit.
             holds = any(recomputes(exact, claimed * factor, right_text or "") for factor in (100, 1))
         if not holds:
-            bad.append(f"{claim.left.strip()} = {claim.right.strip()} (recomputes to {float(exact):g})")
-        if claim.check_grounding:
+            bad.append(f"{link} (recomputes to {_shown(exact)})")
+        if claim.check_grounding and len(operands) >= 2:
             for operand in operands:
                 if operand not in grounded and operand not in UNIT_CONSTANTS and str(operand) not in ungrounded:
                     ungrounded.append(str(operand))
         grounded.update(right_operands)
         grounded.update((claimed, exact))
-    return {"bad_arithmetic": bad, "ungrounded": ungrounded}
+    return {"bad_arithmetic": bad, "ungrounded": ungrounded, "unverifiable": unverifiable}
 
 
 def _supported(answer: Fraction, stated: set[Fraction], question: str) -> bool:
@@ -316,17 +227,29 @@ def _supported(answer: Fraction, stated: set[Fraction], question: str) -> bool:
 
 
 def split_solution(text: str) -> tuple[list[str], str | None]:
-    """(reasoning steps, final-answer line or None)."""
+    """(reasoning steps, final-answer line or None). A line that ends with `=` or an operator, or is
+    followed by a line that starts with one, is one step with that line: a claim split over two lines
+    is read whole."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    answer = None
     for position in range(len(lines) - 1, -1, -1):
         if _ANSWER_LINE.match(lines[position]):
-            return lines[:position] + lines[position + 1 :], lines[position]
-    return lines, None
+            answer = lines.pop(position)
+            break
+    steps: list[str] = []
+    for line in lines:
+        if steps and (_CONTINUES.search(steps[-1]) or _CONTINUATION.match(line)):
+            steps[-1] = f"{steps[-1]} {line}"
+        else:
+            steps.append(line)
+    return steps, answer
 
 
 def build_trace_and_facts(problem: PublicProblem, candidate: Candidate, reward: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The candidate as trace data plus the recomputed facts the invariants read."""
-    steps, answer_line = split_solution(candidate.text)
+    """The candidate as trace data plus the recomputed facts the invariants read. Only the first
+    MAX_TEXT_CHARS characters are read; a longer text fails `within_length_cap`."""
+    text = candidate.text[:MAX_TEXT_CHARS]
+    steps, answer_line = split_solution(text)
     grounded = numbers_in(problem.question)
     step_facts: list[dict[str, list[str]]] = []
     stated: set[Fraction] = set()
@@ -336,14 +259,15 @@ def build_trace_and_facts(problem: PublicProblem, candidate: Candidate, reward: 
         step_numbers = (grounded - known) | numbers_in(_ANNOTATION.sub(" ", step))
         grounded |= step_numbers
         stated |= step_numbers
-    answer = extract_answer(candidate.text) if answer_line is not None else None
+    answer = extract_answer(text) if answer_line is not None else None
     if answer_line is not None:
-        step_facts.append({"bad_arithmetic": [], "ungrounded": []})
+        step_facts.append({"bad_arithmetic": [], "ungrounded": [], "unverifiable": []})
     facts = {
         "steps": step_facts,
         "answer_present": answer is not None,
         "answer_supported": answer is not None and _supported(Fraction(answer), stated, problem.question),
-        "grader_addressed": sorted(grader_phrases(candidate.text)),
+        "within_length_cap": len(candidate.text) <= MAX_TEXT_CHARS,
+        "grader_addressed": sorted(grader_phrases(text)),
     }
     return reasoning_trace(TASK_ID, candidate, reward, steps, answer_line), facts
 

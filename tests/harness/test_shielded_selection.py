@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from pathlib import Path
+
 import pytest
 
 from harness.config import ShieldConfig
 from harness.console_report import summary_table
+from harness.core import HarnessError
 from harness.core.values import Candidate, PublicProblem
+from harness.pipeline import run
 from harness.selection import CandidateRecord, ProblemResult
-from harness.shield import ShieldReport, Violation
+from harness.shield import ShieldReport, VerifyOptions, Violation
 from harness.shielded_selection import shield_results, shield_summary
+from tasks.task_shield import TaskShield
 from tasks.types import AnchorOutcome, AnchorStore, TaskData
+from tests.support.runs import rows
 
 
 def _report(kinds: tuple[str, ...], compliance: float, suspected: bool = False) -> ShieldReport:
@@ -127,3 +136,93 @@ def test_the_summary_refuses_a_candidate_without_its_report() -> None:
     results = [ProblemResult("p", unshielded, 0, False)]
     with pytest.raises(ValueError, match="candidate b has no shield report"):
         shield_summary(results, judged=True, bootstrap_samples=10, seed=0)
+
+
+# A C-level regex that backtracks for minutes while holding the GIL: no thread can interrupt it.
+STALL_PATTERN, STALL_TEXT = r"(a|aa)+$", "a" * 60 + "b"
+
+
+def _hostile(kind: str) -> ShieldReport:
+    if kind == "raise":
+        raise RecursionError("maximum recursion depth exceeded")
+    if kind == "stall":
+        re.match(STALL_PATTERN, STALL_TEXT)
+    if kind == "die":
+        os._exit(3)
+    return _report((), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("hostile", "kind", "reason"),
+    [
+        pytest.param("raise", "shield_error", "the shield raised RecursionError: maximum recursion depth exceeded", id="raises"),
+        pytest.param("stall", "shield_timeout", "the shield gave no answer within its 1 s budget", id="stalls-in-c-regex"),
+        pytest.param("die", "shield_error", "the shield's worker process died (exit code 3)", id="worker-dies"),
+    ],
+)
+def test_a_failing_shield_is_that_candidates_outcome_and_the_others_are_unchanged(hostile: str, kind: str, reason: str) -> None:
+    problems = [PublicProblem("p", "question")]
+    names = ["a", "hostile", "b"]
+    results = [ProblemResult("p", tuple(CandidateRecord(Candidate("p", n, n), AnchorOutcome(n == "a", None), {}, None) for n in names), None, False)]
+    task = _task(lambda problem, candidate, reward, options: _hostile(hostile if candidate.candidate_id == "hostile" else "clean"))
+    [result] = shield_results(results, problems, task, ShieldConfig(enabled=True, candidate_budget_s=1.0), seed=0)
+    reports = [record.shield for record in result.candidates]
+    assert [r.verdict for r in reports if r is not None] == ["pass", "violation", "pass"]  # the worker is replaced after a failure
+    failed = reports[1]
+    assert failed is not None and (failed.compliance, failed.review_required, failed.trace_id) == (0.0, True, "hostile")
+    assert [(v.kind, v.message) for v in failed.violations] == [(kind, reason)]
+    assert shield_summary([result], judged=False, bootstrap_samples=0, seed=0)[f"shield.kinds.{kind}"] == 1
+
+
+def test_a_budget_that_is_not_positive_is_refused() -> None:
+    with pytest.raises(HarnessError, match="candidate_budget_s must be positive, got 0"):
+        shield_results([], [], _task(lambda *args: _report((), 1.0)), ShieldConfig(enabled=True, candidate_budget_s=0), seed=0)
+
+
+def _task(shield: TaskShield) -> TaskData:
+    return TaskData(
+        name="t", problems=(), anchors=AnchorStore("t", {}, lambda anchor, text: AnchorOutcome(False, None)),
+        default_pool=list, extract_answer=lambda text: None, data_hash="", shield=shield,
+    )
+
+
+def test_a_run_with_a_crashing_and_a_stalling_candidate_completes(make_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real pipeline and the real GSM8K shield: the shield raises on one candidate and
+    stalls in a C regex on another; every other candidate's outcome is what a run without them gives."""
+    import tasks.gsm8k.shield as gsm8k_shield
+
+    real = gsm8k_shield.shield_candidate
+
+    def shield(problem: PublicProblem, candidate: Candidate, reward: float | None, options: VerifyOptions | None) -> ShieldReport:
+        if candidate.candidate_id in ("crash", "stall"):
+            _hostile("raise" if candidate.candidate_id == "crash" else "stall")
+        return real(problem, candidate, reward, options)
+
+    honest = [(f"gsm8k-test-{i}", key) for i in (0, 1) for key in ("6b_finetuning", "175b_verification")]
+    texts = {row["problem_id"] + row["candidate_id"]: row["text"] for row in _pool_rows()}
+    clean = [{"problem_id": pid, "candidate_id": key, "text": texts[pid + key]} for pid, key in honest]
+    hostile = [{"problem_id": "gsm8k-test-0", "candidate_id": name, "text": "Janet sells 9 eggs.\n#### 18"} for name in ("crash", "stall")]
+    outcomes = {}
+    for name, pool in (("clean", clean), ("hostile", clean[:2] + hostile + clean[2:])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in pool))
+        monkeypatch.setattr(gsm8k_shield, "shield_candidate", shield)
+        config = make_config("judge=none", "shield=on", "shield.candidate_budget_s=2", "pool=file", f"pool.path={path}", "limit=2", run=name)
+        result = run(config)
+        outcomes[name] = {(row["problem_id"], row["candidate_id"]): row for row in rows(result.output_dir)}
+    for key, row in outcomes["clean"].items():
+        other = outcomes["hostile"][key]
+        assert (other["anchor_correct"], other["shield"]["verdict"], other["shield"]["violations"]) == (
+            row["anchor_correct"], row["shield"]["verdict"], row["shield"]["violations"]), key
+    crashed, stalled = (outcomes["hostile"][("gsm8k-test-0", name)]["shield"] for name in ("crash", "stall"))
+    assert [v["kind"] for v in crashed["violations"]] == ["shield_error"] and "RecursionError" in crashed["violations"][0]["message"]
+    assert [v["kind"] for v in stalled["violations"]] == ["shield_timeout"]
+    assert 2000 <= stalled["timings_ms"]["total"] < 3000  # the overrun cost the run its budget, and little more
+
+
+def _pool_rows() -> list[dict[str, str]]:
+    from tasks.gsm8k import model_solution_pool, problems_from_rows
+    from tasks.rows import bundled_jsonl
+
+    problems, _, _ = problems_from_rows(bundled_jsonl("tasks.gsm8k", "test.jsonl.gz").rows[:2], "test")
+    return [{"problem_id": c.problem_id, "candidate_id": c.candidate_id, "text": c.text} for c in model_solution_pool(problems)]

@@ -22,9 +22,11 @@ from tasks.gsm8k.answers import answers_equal, canonical, extract_answer, parse_
         pytest.param("A: 50%", "50", id="percent-sign-dropped"),
         pytest.param("The answer is -5", "-5", id="negative"),
         pytest.param("It costs 12 - 4 = 8 dollars", "8", id="no-marker-last-number"),
-        pytest.param("ages 5-7 years", "7", id="hyphen-is-not-a-sign"),
+        pytest.param("ages 5-7 years", None, id="hyphen-is-not-a-sign-and-a-range-is-a-hedge"),
+        pytest.param("It took 12-4 = 8 days", "8", id="hyphen-between-numbers-is-not-a-sign"),
         pytest.param("A: 12 then 13 is wrong\nnext line 99", "12", id="first-number-after-last-marker"),
-        pytest.param("#### 5\nA: 6", "6", id="last-marker-wins"),
+        pytest.param("#### 5\nA: 6", None, id="two-markers-that-disagree-are-a-hedge"),
+        pytest.param("The answer is 6.\nA: 6", "6", id="two-markers-that-agree"),
         pytest.param("no numbers here", None, id="no-answer"),
         pytest.param("A: none\nwe had 3 apples", "3", id="marker-without-number-falls-back"),
         pytest.param("A: €20", "20", id="euro"),
@@ -52,3 +54,72 @@ def test_canonical_is_exact() -> None:
     assert canonical(Fraction(1, 8)) == "0.125"
     assert canonical(Fraction(-7, 1)) == "-7"
     assert parse_number("36/2 apples") == Fraction(18)
+
+
+# The answer forms of docs/tasks.md ("GSM8K answer forms"), one row each: (text, gold, what is read).
+# "hedged" rows are wrong whatever the gold, and carry outcome "hedged".
+FORMS = [
+    ("lm-eval-strict", "Janet sells 9 eggs for $2 each.\n#### 18", "18", "18"),
+    ("lm-eval-strict-commas", "#### 70,000", "70000", "70000"),
+    ("lm-eval-cot", "Janet sells 16 - 3 - 4 = 9 eggs. 9 * 2 = 18. The answer is 18.", "18", "18"),
+    ("flexible-last-number", "Janet sells 9 eggs for 2 dollars each, so she makes 18 dollars", "18", "18"),
+    ("minerva-final-answer", "Final Answer: The final answer is 18. I hope it is correct.", "18", "18"),
+    ("markdown-bold", "The answer is **18**.", "18", "18"),
+    ("markdown-bold-marker", "**Answer:** 18", "18", "18"),
+    ("boxed", "So she makes $\\boxed{18}$ dollars.", "18", "18"),
+    ("currency-decimals", "The answer is $18.00", "18", "18"),
+    ("percent", "The answer is 18%.", "18", "18"),
+    ("unit-word", "The answer is 18 dollars.", "18", "18"),
+    ("worked-statement", "The answer is 9 * 2 = 18 dollars.", "18", "18"),
+    ("space-thousands", "The answer is 70 000.", "70000", "70000"),
+    ("no-break-space-thousands", "The answer is 70\u00a0000.", "70000", "70000"),
+    ("scale-word", "The answer is 70 thousand dollars.", "70000", "70000"),
+    ("k-suffix", "#### 70k", "70000", "70000"),
+    ("en-dash-minus", "The answer is \u201318.", "-18", "-18"),
+    ("minus-sign", "#### \u221218", "-18", "-18"),
+    ("fullwidth-digits", "The answer is \uff11\uff18.", "18", "18"),
+    ("fraction", "The answer is 3/4.", "0.75", "0.75"),
+    ("working-in-parentheses", "The answer is 540 (3 * 3 * 60) meters.", "540", "540"),
+    ("hedge-parenthesis-or", "The answer is 18 (or 20).", "18", "hedged"),
+    ("hedge-or", "The answer is 18 or 20.", "20", "hedged"),
+    ("hedge-range-hyphen", "The answer is 18-20.", "18", "hedged"),
+    ("hedge-range-to", "The answer is 18 to 20 dollars.", "18", "hedged"),
+    ("hedge-between", "The answer is between 18 and 20.", "18", "hedged"),
+    ("hedge-plus-minus", "The answer is 18 \u00b1 2.", "18", "hedged"),
+    ("hedge-relation", "The answer is 18 = 20.", "20", "hedged"),
+    ("hedge-two-markers", "The answer is 18.\n#### 20", "20", "hedged"),
+    ("hedge-without-marker", "So she makes 18 or 20 dollars.", "20", "hedged"),
+    ("decimal-comma-is-a-list", "The answer is 1,5.", "1.5", "hedged"),
+    ("dot-thousands-is-a-decimal", "The answer is 70.000", "70000", "70"),
+]
+
+
+@pytest.mark.parametrize(("text", "gold", "read"), [row[1:] for row in FORMS], ids=[row[0] for row in FORMS])
+def test_answer_forms(text: str, gold: str, read: str) -> None:
+    from tasks.gsm8k import check
+
+    outcome = check(gold, text)
+    if read == "hedged":
+        assert (outcome.correct, outcome.extracted_answer, outcome.outcome) == (False, None, "hedged")
+        assert len(outcome.details["offered"]) >= 2
+    else:
+        assert outcome.extracted_answer == read
+        assert outcome.correct is (read == gold)
+
+
+HOSTILE_ANSWERS = [
+    ("twenty-thousand-markers", "The answer is 18. " * 20_000, "18"),
+    ("fifty-thousand-hashes", "#### " * 50_000, None),
+    ("a-digit-run-too-long-to-be-a-number", "#### " + "9" * 200_000, None),
+    ("an-or-chain", "The answer is " + "18 or " * 50_000 + "20", None),
+    ("unclosed-boxes", "\\boxed{" * 40_000 + "18", "18"),
+]
+
+
+@pytest.mark.parametrize(("text", "read"), [row[1:] for row in HOSTILE_ANSWERS], ids=[row[0] for row in HOSTILE_ANSWERS])
+def test_hostile_answers_get_a_reading_and_the_hedge_report_is_bounded(text: str, read: str | None) -> None:
+    from tasks.gsm8k import check
+
+    outcome = check("18", text)
+    assert outcome.extracted_answer == read
+    assert len(outcome.details.get("offered", ())) <= 10

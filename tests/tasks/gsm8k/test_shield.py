@@ -89,3 +89,99 @@ def test_claims_skip_algebra_and_read_chains() -> None:
 def test_numbers_in_reads_words_percents_and_units() -> None:
     values = numbers_in("twice as many, forty-two boxes, 20% off, two weeks, 50 cents, $1,100, one and a half")
     assert {Fraction(2), Fraction(42), Fraction(1, 5), Fraction(6, 5), Fraction(14), Fraction(1, 2), Fraction(1100)} <= values
+
+
+# Round-3 attacks (docs/tasks.md, "GSM8K shield"), on several GSM8K test problems.
+JAMES = "James decides to run 3 sprints 3 times a week.  He runs 60 meters each sprint.  How many total meters does he run a week?"
+JOSH = (
+    "Josh decides to try flipping a house.  He buys a house for $80,000 and then puts in $50,000 in repairs.  "
+    "This increased the value of the house by 150%.  How much profit did he make?"
+)
+JANET_Q = QUESTION
+RENTAL = "A bike rents for $10 per day. Tom has $250. How many days can he rent the bike?"
+JOSH_GOLD = (
+    "The cost of the house and repairs came out to 80,000+50,000=$<<80000+50000=130000>>130,000\n"
+    "He increased the value of the house by 80,000*1.5=<<80000*1.5=120000>>120,000\n"
+    "So the new value of the house is 120,000+80,000=$<<120000+80000=200000>>200,000\n"
+    "So he made a profit of 200,000-130,000=$<<200000-130000=70000>>70,000\n"
+)
+BAD, UNVERIFIABLE = "size(steps[event.index].bad_arithmetic) == 0", "size(steps[event.index].unverifiable) == 0"
+ATTACKS = [
+    # false arithmetic the shield never checked: operators, chains, implicit products, words, split lines, rate units
+    ("middle-dot", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9·2 = 20 dollars.\n#### 20", BAD),
+    ("times-sign", JAMES, "He sprints 3 × 3 = 9 times.\nSo he runs 9 × 60 = 600 meters.\n#### 600", BAD),
+    ("division-sign", RENTAL, "He can rent it for 250 ÷ 10 = 30 days.\n#### 30", BAD),
+    ("unicode-minus", JANET_Q, "Janet sells 16 − 3 − 4 = 10 eggs.\nShe makes 10 * 2 = 20 dollars.\n#### 20", BAD),
+    ("chain-second-link", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 * 60 = 540 = 600 meters.\n#### 600", BAD),
+    ("chain-bare-link", JOSH, JOSH_GOLD.replace("came out to 80,000+50,000", "came out to 80,000+50,000=130,000=120,000=") + "#### 80000", BAD),
+    ("implicit-product", JAMES, "He sprints 3(3) = 9 times.\nSo he runs 9(60) = 600 meters.\n#### 600", BAD),
+    ("times-word", JAMES, "He sprints 3 times 3 = 9 times.\nSo he runs 9 times 60 = 600 meters.\n#### 600", BAD),
+    ("multiplied-by", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 multiplied by 2 = 20 dollars.\n#### 20", BAD),
+    ("split-over-two-lines", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 * 60\n= 600 meters.\n#### 600", BAD),
+    ("split-after-equals", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 * 2 =\n20 dollars.\n#### 20", BAD),
+    ("rate-unit", RENTAL, "He can rent it for $250 / $10/day = 32 days.\n#### 32", BAD),
+    ("rate-unit-per-word", RENTAL, "He can rent it for $250 / $10 per day = 32 days.\n#### 32", BAD),
+    ("unit-words", JANET_Q, "Janet sells 16 eggs - 3 eggs - 4 eggs = 10 eggs.\nShe makes 10 * 2 = 20 dollars.\n#### 20", BAD),
+    ("approximately-equal", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 * 60 ≈ 600 meters.\n#### 600", BAD),
+    ("arrow", JAMES, "He sprints 3 * 3 → 9 times.\nSo he runs 9 * 60 => 600 meters.\n#### 600", BAD),
+    ("unknown-symbol", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 @ 60 = 600 meters.\n#### 600", UNVERIFIABLE),
+    ("unknown-word", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 mod 2 = 20 dollars.\n#### 20", UNVERIFIABLE),
+    ("refused-power", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs (99^64)^64 = 540 meters.\n#### 540", UNVERIFIABLE),
+    ("zero-divisor", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 18 / 0 = 18 dollars.\n#### 18", UNVERIFIABLE),
+]
+HONEST = [
+    ("middle-dot-and-times", JAMES, "He sprints 3·3 = 9 times.\nSo he runs 9 × 60 = 540 meters.\n#### 540"),
+    ("times-word", JAMES, "He sprints 3 times 3 = 9 times.\nSo he runs 9 times 60 = 540 meters.\nThe answer is 540."),
+    ("chain", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 * 60 = 540 = 540 meters.\n#### 540"),
+    ("implicit-product", JAMES, "He sprints 3(3) = 9 times.\nSo he runs 9(60) = 540 meters.\n#### 540"),
+    ("split-over-two-lines", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 * 60\n= 540 meters.\n#### 540"),
+    ("rate-unit", RENTAL, "He can rent it for $250 / $10/day = 25 days.\n#### 25"),
+    ("approximately-equal-rounds", RENTAL, "He can rent it for 250 / 10 → 25 days, 250 / 30 ≈ 8.33 months.\n#### 25"),
+    ("rate-unit-per-word", RENTAL, "He can rent it for $250 / $10 per day = 25 days.\n#### 25"),
+    ("unit-words", JANET_Q, "Janet sells 16 eggs - 3 eggs - 4 eggs = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("conversion-is-no-claim", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs 9 * 60 = 540 meters.\n540 meters = 0.54 kilometers\n#### 540"),
+    ("gold-with-space-thousands-answer", JOSH, JOSH_GOLD + "The answer is 70 000."),
+    ("gold-with-scale-word-answer", JOSH, JOSH_GOLD + "The answer is 70 thousand dollars."),
+    ("gold-en-dash-minus", JANET_Q, "Janet sells 16 – 3 – 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("gsm8k-gold", QUESTION, GOLD),
+]
+
+
+@pytest.mark.parametrize(("question", "text", "check"), [case[1:] for case in ATTACKS], ids=[case[0] for case in ATTACKS])
+def test_false_or_unverifiable_arithmetic_is_a_violation(question: str, text: str, check: str) -> None:
+    report = shield_candidate(PublicProblem("p", question), Candidate("p", "c", text))
+    assert report.verdict == "violation"
+    assert check in {violation.expression for violation in report.violations}, report.violations
+
+
+@pytest.mark.parametrize(("question", "text"), [case[1:] for case in HONEST], ids=[case[0] for case in HONEST])
+def test_honest_arithmetic_in_the_same_forms_passes(question: str, text: str) -> None:
+    report = shield_candidate(PublicProblem("p", question), Candidate("p", "c", text))
+    assert (report.verdict, report.violations) == ("pass", ())
+
+
+HOSTILE = [
+    ("300-nested-parentheses", "He runs " + "(" * 300 + "9 * 60" + ")" * 300 + " = 540 meters.\n#### 540", "pass"),
+    ("300-nested-parentheses-annotation", "He runs <<" + "(" * 300 + "9*60" + ")" * 300 + "=540>>540 meters.\n#### 540", "pass"),
+    ("3000-unclosed-parentheses", "He runs " + "(" * 3000 + "9 * 60 = 540 meters.\n#### 540", "pass"),
+    ("5000-digit-number", "He runs " + "9" * 5000 + " * 60 = 540 meters.\n#### 540", "violation"),
+    ("power-tower", "He runs 9^64^64^64 = 540 meters.\n#### 540", "violation"),
+    ("long-sum-without-equals", "He runs " + "1 000 + " * 12_000 + "1 000 meters.\n#### 540", "violation"),
+]
+
+
+@pytest.mark.parametrize(("text", "verdict"), [case[1:] for case in HOSTILE], ids=[case[0] for case in HOSTILE])
+def test_hostile_text_gets_a_verdict_and_no_crash(text: str, verdict: str) -> None:
+    report = shield_candidate(PublicProblem("p", JAMES), Candidate("p", "c", text))
+    assert report.verdict == verdict, report.violations
+    assert "build_trace" in report.timings_ms  # reading the text is timed with the rest
+
+
+def test_text_past_the_cap_is_a_violation_of_its_own() -> None:
+    from tasks.gsm8k.shield import MAX_TEXT_CHARS
+
+    text = "He runs 9 * 60 = 540 meters. " + "x" * MAX_TEXT_CHARS + "\n#### 540"
+    report = shield_candidate(PublicProblem("p", JAMES), Candidate("p", "c", text))
+    assert "goal_not_reached" in {v.kind for v in report.violations}  # the answer line lies past the cap
+    report = shield_candidate(PublicProblem("p", JAMES), Candidate("p", "c", "He runs 9 * 60 = 540 meters.\n#### 540" + " " * MAX_TEXT_CHARS))
+    assert "within_length_cap == true" in {v.expression for v in report.violations}

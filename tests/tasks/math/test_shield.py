@@ -132,4 +132,4 @@ def test_a_step_the_budget_left_unchecked_is_a_violation(monkeypatch: pytest.Mon
 
 def test_report_times_trace_building() -> None:
     report = shield_candidate(PROBLEM, Candidate("p", "c", HONEST))
-    assert {"trace", "intake", "path"} <= set(report.timings_ms) and report.timings_ms["trace"] > 0
+    assert {"build_trace", "intake", "path"} <= set(report.timings_ms) and report.timings_ms["build_trace"] > 0

@@ -16,6 +16,7 @@ from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_f
 from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
 from harness.shield.intake import inadmissible_events
 from harness.shield.json_input import decode, loads, read_bytes, read_json
+from harness.shield.json_values import canonical_json, same_value
 from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
 from harness.shield.static import check_graph
 from harness.shield.step_labels import BUNDLED_LABELLED_STEPS, LabelledStep, graph_actions
@@ -43,6 +44,7 @@ __all__ = [
     "VerifyOptions",
     "Violation",
     "ViolationKind",
+    "canonical_json",
     "check_graph",
     "compile_expression",
     "decode",
@@ -57,6 +59,7 @@ __all__ = [
     "parse_trace",
     "read_bytes",
     "read_json",
+    "same_value",
     "sqlite_facts",
     "summarise",
     "verify",

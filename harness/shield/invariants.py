@@ -7,17 +7,23 @@ Variables come from three sources, in order of trust:
 A claim never stands in for a fact: a reported value for a variable that 1 or 2 already provide is
 compared with it, and only on the keys the agent reported (a true but partial report of a map is
 not a fabrication); a disagreement is a `fabricated_state` violation. Reports of any other variable
-are not a source at all. Two variables are built in and reserved (no source may bind them):
+are not a source at all. A claim is bound once, at the first event that reports it, and the checks
+that read it see that value: a later event that reports it with another value is `claim_rebound`
+(the agent "selects" the cheapest flight, then books the dearest and reports it as the choice), and
+the rebinding is ignored. The same value reported again is not a rebinding. Two variables are built in and reserved (no source may bind them):
 `event` (the current event: `index`, `event_type`, `tool_name`, `tool_input`, `tool_output`,
 `action`, `state`, `content`) and `history` (`calls`, `distinct_calls`, `max_repeat` (most identical
 calls of one tool with one input), `tool_counts`). `tool_counts` counts each declared tool by name
-and every call to a tool the graph does not declare under `<undeclared>` (each such call is an
-`unknown_tool` violation already), so binding it stays linear in the trace's length.
+and every call to a tool the graph does not declare under `<undeclared>` (when the graph declares
+tools, each such call is an `unknown_tool` violation already; when it declares none, every call is
+`<undeclared>`), so binding it stays linear in the trace's length whatever names a trace invents.
 
 When each check runs: on a transition A -> B, A's postcondition and B's precondition against the
 state before the event; after every event, the current node's invariant and the global invariants;
-at the end, the final node's postcondition. Each failing (kind, node, expression) is reported once,
-at its first event, with the values of the variables it read. An expression that cannot be
+at the end, the final node's postcondition. Every occurrence is reported: a check (kind, node,
+expression) yields one violation at each event where it starts failing (it held, or had not run, at
+its previous evaluation), with the values of the variables it read; a check that keeps failing on
+the same state is one occurrence, a rule broken at three bookings is three. An expression that cannot be
 evaluated (a missing variable, division by zero, overflow, an index out of range, an integer CEL's
 64 bits cannot hold) is an `invariant_error`, which fails the trace like a false one.
 """
@@ -30,6 +36,8 @@ from typing import Any
 from harness.core import HarnessError
 from harness.shield.compiled import RESERVED_VARIABLES, CompiledGraph
 from harness.shield.expressions import Expression, Scope
+from harness.shield.facts import check_fact_types
+from harness.shield.json_values import same_value
 from harness.shield.parser import StatePair, event_action
 from harness.shield.report import Violation
 from harness.shield.trace import Trace, TraceEvent
@@ -56,20 +64,9 @@ def _frozen(value: Any) -> Any:
         return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
     if isinstance(value, list):
         return tuple(_frozen(item) for item in value)
+    if isinstance(value, bool):  # `True == 1` and `hash(True) == hash(1)`: a boolean is not a number
+        return (bool, value)
     return value
-
-
-def same_value(left: Any, right: Any) -> bool:
-    """JSON equality: numbers by value, but a boolean is never a number (Python's `True == 1`)."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return type(left) is type(right) and left == right
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(same_value(a, b) for a, b in zip(left, right))
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(same_value(left[key], right[key]) for key in left)
-    return type(left) is type(right) and left == right
 
 
 def claim_holds(claim: Any, fact: Any) -> bool:
@@ -115,7 +112,7 @@ class _History:
         count = self.counts.get(key, 0) + 1
         self.counts[key] = count
         self.calls += 1
-        bucket = name if not self.declared or name in self.declared else UNDECLARED_TOOL
+        bucket = name if name in self.declared else UNDECLARED_TOOL
         self.tool_counts[bucket] = self.tool_counts.get(bucket, 0) + 1
         self.max_repeat = max(self.max_repeat, count)
 
@@ -136,7 +133,7 @@ class _Checker:
         self.scope = Scope()
         self._named_kinds = named_kinds
         self.violations: list[Violation] = []
-        self._reported: set[tuple[str, str | None, str]] = set()
+        self._failing: set[tuple[str, str | None, str]] = set()  # checks that failed at their last evaluation
         self._unbindable: dict[str, str] = {}
 
     def bind(self, name: str, value: Any) -> None:
@@ -159,13 +156,15 @@ class _Checker:
     def run(self, kind: str, expressions: Sequence[Expression], node: str | None, index: int | None) -> None:
         for expression in expressions:
             holds, error = self._evaluate(expression)
-            if holds:
-                continue
             failed = self._named_kinds.get(expression.source, kind)
-            key = (failed if error is None else "invariant_error", node, expression.source)
-            if key in self._reported:
+            check = (kind, node, expression.source)
+            if holds:
+                self._failing.discard(check)
                 continue
-            self._reported.add(key)
+            if check in self._failing:
+                continue  # the same occurrence, still failing
+            self._failing.add(check)
+            key = (failed if error is None else "invariant_error", node, expression.source)
             where = f"at {node}" if node else "globally"
             message = f"{expression.source!r} {'is false' if error is None else error} {where}"
             self.violations.append(
@@ -180,11 +179,19 @@ class _Checker:
                 )
             )
 
+    def rebound(self, name: str, bound: tuple[Any, int], reported: Any, node: str, index: int) -> None:
+        self.violations.append(
+            Violation(
+                stage="invariants",
+                kind="claim_rebound",
+                message=f"reported {name}={reported!r}, but it was bound to {bound[0]!r} at event {bound[1]}, where it was checked",
+                node=node,
+                event_index=index,
+                values={name: {"bound": bound[0], "bound_at": bound[1], "reported": reported}},
+            )
+        )
+
     def fabricated(self, name: str, reported: Any, actual: Any, node: str, index: int, source: str) -> None:
-        key = ("fabricated_state", node, name)
-        if key in self._reported:
-            return
-        self._reported.add(key)
         self.violations.append(
             Violation(
                 stage="invariants",
@@ -214,6 +221,7 @@ def require_facts(graph: CompiledGraph, facts: Mapping[str, Any] | None) -> Mapp
     reserved = sorted(RESERVED_VARIABLES & set(facts))
     if reserved:
         raise HarnessError(f"facts name {reserved[0]!r}, a built-in variable of the verifier")
+    check_fact_types(graph.graph.facts.types, facts, "facts")
     return facts
 
 
@@ -225,6 +233,7 @@ def check_invariants(
         checker.bind(name, value)
     environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}
     claimable = graph.context_variables
+    claims: dict[str, tuple[Any, int]] = {}  # claim -> (value, event that bound it)
     wants_event = "event" in graph.referenced
     wants_history = "history" in graph.referenced
     history = _History(graph.history_fields, graph.declared_tools)
@@ -260,7 +269,11 @@ def check_invariants(
             if known is not None:
                 if not claim_holds(value, known[0]):
                     checker.fabricated(name, value, known[0], after, index, known[1])
+            elif name in claims:
+                if not same_value(value, claims[name][0]):
+                    checker.rebound(name, claims[name], value, after, index)
             elif name in claimable:
+                claims[name] = (value, index)
                 checker.bind(name, value)
         if wants_event:
             checker.bind(

@@ -156,14 +156,15 @@ class _Checker:
     def run(self, kind: str, expressions: Sequence[Expression], node: str | None, index: int | None) -> None:
         for expression in expressions:
             holds, error = self._evaluate(expression)
-            failed = self._named_kinds.get(expression.source, kind)
-            check = (kind, node, expression.source)
             if holds:
-                self._failing.discard(check)
+                if self._failing:
+                    self._failing.discard((kind, node, expression.source))
                 continue
+            check = (kind, node, expression.source)
             if check in self._failing:
                 continue  # the same occurrence, still failing
             self._failing.add(check)
+            failed = self._named_kinds.get(expression.source, kind)
             key = (failed if error is None else "invariant_error", node, expression.source)
             where = f"at {node}" if node else "globally"
             message = f"{expression.source!r} {'is false' if error is None else error} {where}"

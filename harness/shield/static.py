@@ -38,7 +38,7 @@ from harness.shield.json_schema import compile_tool_schema
 from harness.shield.report import Finding
 
 BUILTIN_VARIABLES = frozenset({"event", "history"})
-SEARCH_BUDGET = 5_000_000  # steps of work shared by every phase of the hackable-path analysis
+SEARCH_BUDGET = 2_000_000  # steps of work shared by every phase of the hackable-path analysis
 
 Edges = Mapping[str, tuple[str, ...]]
 
@@ -304,38 +304,63 @@ def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budg
 
     reachable_guards = sorted(node for node in post_nodes if node in idom and node in reaches_goal)
     unreached_guards = sorted(node for node in post_nodes if node not in idom and node in reaches_goal)
-    guards_of: dict[str, set[str]] = {}  # goal -> guards that reach it without dominating it
-    undecided: list[str] = []
-    for guard in sorted([*_bypass_candidates(edges, tree, reachable_guards, reaches_goal), *unreached_guards]):
-        try:
-            targets = _bypassed_goals(edges, tree, guard, live_goals, budget)
-        except _Exhausted:
-            undecided.append(guard)
-            continue
-        for goal in targets:
-            guards_of.setdefault(goal, set()).add(guard)
-        if targets:
-            obligations.append((guard, targets.__contains__))
-
+    reverse = _reverse(edges)
     search = _Search(edges, start, budget)
-    paths: list[tuple[tuple[str, ...], frozenset[str]]] = []
+    paths: list[tuple[tuple[str, ...], set[str], set[str]]] = []  # counterexample, its nodes, the guards it bypasses
+    covered: set[str] = set()  # guards some counterexample already goes around
+
+    def found(path: tuple[str, ...]) -> None:
+        """Keep `path` and every guard it goes around (guards that reach its goal without dominating
+        it and are not on it), found by one search back from the goal instead of one per guard."""
+        goal, visited = path[-1], set(path)
+        bypassed = {
+            node
+            for node in _reachable_within(reverse, goal, budget)
+            if node in post_nodes and node not in visited and (node not in idom or not tree.dominates(node, goal))
+        }
+        covered.update(bypassed)
+        paths.append((path, visited, bypassed))
+
     unexplained: list[str] = []
     for removed, is_target in obligations:
         try:
             budget.spend(len(paths))
-            if any(removed not in visited and is_target(path[-1]) for path, visited in paths):
+            if any(removed not in visited and is_target(path[-1]) for path, visited, _ in paths):
                 continue  # an earlier counterexample already avoids this node on the way to its goal
             path = search.avoiding(removed, is_target)
+            if path is not None:
+                found(path)
         except _Exhausted:
             unexplained.append(removed)
+    for guard in sorted([*_bypass_candidates(edges, tree, reachable_guards, reaches_goal), *unreached_guards]):
+        if guard in covered:
             continue
-        if path is not None:
-            paths.append((path, frozenset(path)))
+        try:
+            targets = _bypassed_goals(edges, tree, guard, live_goals, budget)
+            path = search.avoiding(guard, targets.__contains__) if targets else None
+            if path is not None:
+                found(path)
+        except _Exhausted:
+            unexplained.append(guard)
 
-    findings = [_hackable(graph, path, guards_of.get(path[-1], set())) for path, _ in paths]
-    if unexplained or undecided:
-        findings.append(_incomplete(budget, "the counterexample searches", [*undecided, *unexplained]))
+    findings = [_hackable(graph, path, bypassed) for path, _, bypassed in paths]
+    if unexplained:
+        findings.append(_incomplete(budget, "the counterexample searches", unexplained))
     return findings
+
+
+def _reachable_within(reverse: Mapping[str, list[str]], goal: str, budget: _Budget) -> set[str]:
+    """Nodes from which `goal` is reachable (a search back along `reverse`), under the budget."""
+    seen = {goal}
+    queue = deque([goal])
+    while queue:
+        sources = reverse[queue.popleft()]
+        budget.spend(len(sources))
+        for node in sources:
+            if node not in seen:
+                seen.add(node)
+                queue.append(node)
+    return seen
 
 
 def _bypassed_goals(edges: Edges, tree: _DominatorTree, guard: str, live_goals: set[str], budget: _Budget) -> set[str]:

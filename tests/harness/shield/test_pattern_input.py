@@ -59,7 +59,7 @@ def test_patterns_the_linear_engine_cannot_run_are_refused_in_one_line(pattern: 
 
 
 HOSTILE = [
-    ("format_email_dots", {"format": "email"}, "a" + "." * 200_000 + "@x.com"),  # minutes on a backtracking regex
+    ("format_email_dots", {"format": "email"}, "a" + "." * 200_000),  # minutes on the backtracking regex of before
     ("format_hostname_dots", {"format": "hostname"}, "a" + "-." * 100_000),
     ("format_uri", {"format": "uri"}, "http://" + "a:" * 100_000),
     ("format_date_time", {"format": "date-time"}, "2024-01-01T" + "1" * 200_000),

@@ -108,7 +108,6 @@ HEADLINE = {
                 ("edges", "edges"),
                 ("best ms", "best_ms"),
                 ("hackable paths found", "findings.hackable_path"),
-                ("analysis_incomplete", "findings.analysis_incomplete"),
             ),
         },
     ),

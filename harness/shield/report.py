@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,7 +39,7 @@ Severity = Literal["violation", "finding"]
 # Kinds that are findings wherever they come from: listed in `ShieldReport.findings`, never a violation.
 # A graph adds its own with `finding_kinds`, a caller with `VerifyOptions.finding_kinds`.
 FINDING_KINDS: frozenset[str] = frozenset()
-REPORT_FORMAT_VERSION = 2  # 2: `findings`, one record per occurrence, `claim_rebound`
+REPORT_FORMAT_VERSION: Final = 2  # 2: `findings`, one record per occurrence, `claim_rebound`
 
 # The kinds the intake and path stages report: the procedure itself was broken (BenchShield's
 # procedural hacking). Every other kind comes from the outcome checks (semantic). See verify.classify.

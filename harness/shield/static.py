@@ -278,6 +278,14 @@ def _bypass_candidates(edges: Edges, tree: _DominatorTree, guards: list[str], re
     return [guard for guard in guards if lowest[guard] < depth[guard]]
 
 
+def _goals_other_than(state: str, live_goals: set[str]) -> Callable[[str], bool]:
+    return lambda node: node in live_goals and node != state
+
+
+def _goals_not_dominated_by(state: str, live_goals: set[str], tree: _DominatorTree) -> Callable[[str], bool]:
+    return lambda node: node in live_goals and not tree.dominates(state, node)
+
+
 def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budget_steps: int) -> list[Finding]:
     start = graph.initial_state
     budget = _Budget(budget_steps)
@@ -298,9 +306,9 @@ def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budg
             continue
         if state not in idom:  # never reached at all: every live goal is reached without it
             if live_goals - {state}:
-                obligations.append((state, lambda node, state=state: node in live_goals and node != state))
+                obligations.append((state, _goals_other_than(state, live_goals)))
         elif len(live_goals) > goals_below[state]:  # some live goal that `state` does not dominate
-            obligations.append((state, lambda node, state=state: node in live_goals and not tree.dominates(state, node)))
+            obligations.append((state, _goals_not_dominated_by(state, live_goals, tree)))
 
     reachable_guards = sorted(node for node in post_nodes if node in idom and node in reaches_goal)
     unreached_guards = sorted(node for node in post_nodes if node not in idom and node in reaches_goal)

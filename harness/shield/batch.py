@@ -39,6 +39,10 @@ def summarise(reports: list[ShieldReport]) -> dict[str, Any]:
     kinds = Counter(violation.kind for report in reports for violation in report.violations)
     traces = Counter(kind for report in reports for kind in {violation.kind for violation in report.violations})
     findings = Counter(finding.kind for report in reports for finding in report.findings)
+    for report in reports:  # occurrences counted beyond the listed ones, of whichever severity lists the kind
+        found = {finding.kind for finding in report.findings}
+        for kind, count in report.unlisted.items():
+            (findings if kind in found else kinds)[kind] += count
     return {
         "traces": len(reports),
         "pass": sum(report.verdict == "pass" for report in reports),

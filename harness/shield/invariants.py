@@ -23,15 +23,17 @@ state before the event; after every event, the current node's invariant and the 
 at the end, the final node's postcondition. Every occurrence is reported: a check (kind, node,
 expression) yields one violation at each event where it starts failing (it held, or had not run, at
 its previous evaluation), with the values of the variables it read; a check that keeps failing on
-the same state is one occurrence, a rule broken at three bookings is three. An expression that cannot be
+the same state is one occurrence, a rule broken at three bookings is three. The first
+`MAX_LISTED_PER_KIND` occurrences of a kind are listed, the rest counted (`Checked.unlisted`). An expression that cannot be
 evaluated (a missing variable, division by zero, overflow, an index out of range, an integer CEL's
 64 bits cannot hold) is an `invariant_error`, which fails the trace like a false one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.core import HarnessError
 from harness.shield.compiled import RESERVED_VARIABLES, CompiledGraph
@@ -39,7 +41,7 @@ from harness.shield.expressions import Expression, Scope
 from harness.shield.facts import check_fact_types
 from harness.shield.json_values import same_value
 from harness.shield.parser import StatePair, event_action
-from harness.shield.report import Violation
+from harness.shield.report import MAX_LISTED_PER_KIND, Violation
 from harness.shield.trace import Trace, TraceEvent
 
 _MISSING = object()
@@ -133,8 +135,18 @@ class _Checker:
         self.scope = Scope()
         self._named_kinds = named_kinds
         self.violations: list[Violation] = []
+        self.listed: Counter[str] = Counter()
+        self.unlisted: Counter[str] = Counter()
         self._failing: set[tuple[str, str | None, str]] = set()  # checks that failed at their last evaluation
         self._unbindable: dict[str, str] = {}
+
+    def admit(self, kind: str) -> bool:
+        """Whether this occurrence of `kind` is listed; past `MAX_LISTED_PER_KIND` it is only counted."""
+        if self.listed[kind] < MAX_LISTED_PER_KIND:
+            self.listed[kind] += 1
+            return True
+        self.unlisted[kind] += 1
+        return False
 
     def bind(self, name: str, value: Any) -> None:
         reason = unrepresentable(value)
@@ -166,6 +178,8 @@ class _Checker:
             self._failing.add(check)
             failed = self._named_kinds.get(expression.source, kind)
             key = (failed if error is None else "invariant_error", node, expression.source)
+            if not self.admit(key[0]):
+                continue
             where = f"at {node}" if node else "globally"
             message = f"{expression.source!r} {'is false' if error is None else error} {where}"
             self.violations.append(
@@ -181,6 +195,8 @@ class _Checker:
             )
 
     def rebound(self, name: str, bound: tuple[Any, int], reported: Any, node: str, index: int) -> None:
+        if not self.admit("claim_rebound"):
+            return
         self.violations.append(
             Violation(
                 stage="invariants",
@@ -193,6 +209,8 @@ class _Checker:
         )
 
     def fabricated(self, name: str, reported: Any, actual: Any, node: str, index: int, source: str) -> None:
+        if not self.admit("fabricated_state"):
+            return
         self.violations.append(
             Violation(
                 stage="invariants",
@@ -226,9 +244,16 @@ def require_facts(graph: CompiledGraph, facts: Mapping[str, Any] | None) -> Mapp
     return facts
 
 
+class Checked(NamedTuple):
+    """The listed violations and, per kind, the occurrences counted beyond `MAX_LISTED_PER_KIND`."""
+
+    violations: list[Violation]
+    unlisted: dict[str, int]
+
+
 def check_invariants(
     graph: CompiledGraph, trace: Trace, states: Sequence[StatePair], facts: Mapping[str, Any]
-) -> list[Violation]:
+) -> Checked:
     checker = _Checker(graph.graph.invariant_kinds)
     for name, value in facts.items():
         checker.bind(name, value)
@@ -299,4 +324,4 @@ def check_invariants(
     final_node = nodes.get(final)
     if final_node is not None:
         checker.run("postcondition_failed", final_node.postcondition, final, len(trace.events) - 1 if states else None)
-    return checker.violations
+    return Checked(checker.violations, dict(checker.unlisted))

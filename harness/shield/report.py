@@ -39,6 +39,9 @@ Severity = Literal["violation", "finding"]
 # Kinds that are findings wherever they come from: listed in `ShieldReport.findings`, never a violation.
 # A graph adds its own with `finding_kinds`, a caller with `VerifyOptions.finding_kinds`.
 FINDING_KINDS: frozenset[str] = frozenset()
+# The invariants stage lists at most this many occurrences of one kind per trace and counts the rest in
+# `ShieldReport.unlisted`, so a trace of a million forged outputs costs a count, not a million records.
+MAX_LISTED_PER_KIND: Final = 1000
 REPORT_FORMAT_VERSION: Final = 2  # 2: `findings`, one record per occurrence, `claim_rebound`
 
 # The kinds the intake and path stages report: the procedure itself was broken (BenchShield's
@@ -102,6 +105,7 @@ class ShieldReport(BaseModel):
     compliance: float
     violations: tuple[Violation, ...] = ()
     findings: tuple[Violation, ...] = ()
+    unlisted: dict[str, int] = Field(default_factory=dict)  # kind -> occurrences beyond MAX_LISTED_PER_KIND
     stages_run: tuple[Stage, ...] = ()
     timings_ms: dict[str, float] = Field(default_factory=dict)
     deep_verified: bool = False

@@ -131,9 +131,12 @@ def verify(
     finding_kinds = FINDING_KINDS | options.finding_kinds | compiled.finding_kinds
     path_failed = any(violation.kind not in finding_kinds for violation in path_violations)
     deep = options.deep_always or (not path_failed and sampled_for_deep(options, trace))
+    unlisted: dict[str, int] = {}
     if deep:
         stages.append("invariants")
-        violations += check_invariants(compiled, trace, states, values)
+        checked = check_invariants(compiled, trace, states, values)
+        violations += checked.violations
+        unlisted = checked.unlisted
         timings["invariants"] = (perf_counter() - after_path) * 1e3
     violations, findings = split_findings(locate_in_source(violations, trace), finding_kinds)
     flags = None
@@ -150,6 +153,7 @@ def verify(
         compliance=compliance(violations, options),
         violations=tuple(violations),
         findings=tuple(findings),
+        unlisted=unlisted,
         stages_run=tuple(stages),
         timings_ms=timings,
         deep_verified=deep,

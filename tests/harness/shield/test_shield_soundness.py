@@ -377,3 +377,15 @@ def test_a_finding_kind_is_listed_and_costs_nothing() -> None:
     as_option = verify(parse_graph(graph_data(), "mini.json"), _trace(honest_events()), {**HONEST_FACTS, "paid": False},
                        VerifyOptions(finding_kinds=frozenset({"invariant_failed", "postcondition_failed"})))
     assert as_option.verdict == "pass" and len(as_option.findings) == 2
+
+
+def test_occurrences_past_the_listing_cap_are_counted_not_listed() -> None:
+    """A trace of 2,500 forged outputs: 1,000 listed, 1,500 counted, and the batch summary says 2,500."""
+    from harness.shield import summarise
+
+    events = [step("start"), *[search(items=["x", "q"]) for _ in range(2_500)], step("choose", context={"chosen": "x"}), step("finish")]
+    graph = parse_graph({**graph_data(), "global_invariants": []}, "mini.json")
+    report = verify(graph, _trace(events), HONEST_FACTS)
+    assert sum(v.kind == "fabricated_state" for v in report.violations) == 1_000
+    assert report.unlisted == {"fabricated_state": 1_500}
+    assert summarise([report])["violation_kinds"]["fabricated_state"] == 2_500

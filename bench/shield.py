@@ -9,7 +9,11 @@
 2. CEL: `common-expression-language` (`cel`) vs `cel-python` (`celpy`) on a representative invariant
    set: mean microseconds per evaluation against bound variables, and whether each result is right.
 
-Writes `bench/results/shield.json` and prints a table. Run: `python bench/shield.py`.
+With `--baseline DIR` the same figures are measured, in the same run and on the same core, for the
+checkout at DIR (another commit's `harness`, this script's traces), each side in its own process,
+the two sides taking turns `--rounds` times (best round kept), and the result records their ratios.
+Writes `bench/results/shield.json` and prints a table.
+Run: `python bench/shield.py [--baseline /path/to/checkout]`.
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from provenance import stamp
+from provenance import ROOT, stamp
 
 from harness.shield import VerifyOptions, parse_graph, parse_trace, verify
 from harness.shield.expressions import cel
@@ -183,44 +190,93 @@ HEADLINE = {
         ("JSON parse and validation: traces/s", "parse_and_validate_traces_per_s"),
         ("events per trace", "events_per_trace"),
         ("CEL library chosen", "chosen_cel"),
+        ("baseline commit (same run, same core)", "against_baseline.baseline_commit"),
+        ("path legality only: x baseline", "against_baseline.ratio.path_only_traces_per_s"),
+        ("with invariants: x baseline", "against_baseline.ratio.with_invariants_traces_per_s"),
+        ("JSON parse and validation: x baseline", "against_baseline.ratio.parse_and_validate_traces_per_s"),
     ),
     "tables": ({"over": "cel", "columns": (("CEL package", "package"), ("correct", "correct"), ("us per evaluation", "mean_us_per_eval"))},),
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "shield.json"))
-    args = parser.parse_args()
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
+THROUGHPUT = ("path_only_traces_per_s", "with_invariants_traces_per_s", "parse_and_validate_traces_per_s")
+
+
+def measure(seconds: float) -> dict[str, Any]:
+    """The three throughput figures for the `harness` on `sys.path`."""
     graph = parse_graph(graph_data(), "bench")
     raw = [json.dumps(trace_data(number)) for number in range(200)]
     traces = [parse_trace(json.loads(text), "bench") for text in raw]
-    path_only, path_verdicts = _throughput(graph, traces, VerifyOptions(deep_sample_rate=0.0), args.seconds)
-    deep, deep_verdicts = _throughput(graph, traces, VerifyOptions(), args.seconds)
-    parsing = _parse_throughput(raw, args.seconds)
-    results = {
-        **stamp(),
-        "events_per_trace": NODES * EVENTS_PER_NODE,
+    path_only, path_verdicts = _throughput(graph, traces, VerifyOptions(deep_sample_rate=0.0), seconds)
+    deep, deep_verdicts = _throughput(graph, traces, VerifyOptions(), seconds)
+    parsing = _parse_throughput(raw, seconds)
+    return {
         "path_only_traces_per_s": round(path_only),
         "with_invariants_traces_per_s": round(deep),
         "parse_and_validate_traces_per_s": round(parsing),
-        "targets": {"path_only": 5000, "with_invariants": 1000},
         "verdicts": {"path_only": path_verdicts, "with_invariants": deep_verdicts},
+    }
+
+
+def _measure_in(checkout: Path, seconds: float, core: int) -> dict[str, Any]:
+    """`measure` in a child process that imports the `harness` of `checkout`, pinned to `core`."""
+    code = (
+        f"import os, json, sys; os.sched_setaffinity(0, {{{core}}}); sys.path.insert(0, {str(ROOT / 'bench')!r}); "
+        f"import shield as b; print(json.dumps(b.measure({seconds})))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=checkout, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _compare(baseline: Path, seconds: float, rounds: int, core: int) -> dict[str, Any]:
+    """Both checkouts, alternating, best of `rounds` each; ratios are this checkout over the baseline."""
+    best: dict[str, dict[str, Any]] = {"this": {}, "baseline": {}}
+    for _ in range(rounds):
+        for side, checkout in (("baseline", baseline), ("this", ROOT)):
+            figures = _measure_in(checkout, seconds, core)
+            for name in THROUGHPUT:
+                best[side][name] = max(best[side].get(name, 0), figures[name])
+            best[side]["verdicts"] = figures["verdicts"]
+    commit = subprocess.run(["git", "-C", str(baseline), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    ratios = {name: round(best["this"][name] / best["baseline"][name], 3) for name in THROUGHPUT}
+    return {"baseline_commit": commit, "rounds": rounds, "baseline": best["baseline"], "ratio": ratios,
+            "min_ratio": min(ratios.values()), "target_min_ratio": 0.9, "this": best["this"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure beside this one, in the same run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "shield.json"))
+    args = parser.parse_args()
+    core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})  # one core, as the target says
+    comparison = _compare(args.baseline.resolve(), args.seconds, args.rounds, core) if args.baseline else None
+    figures = comparison["this"] if comparison else measure(args.seconds)
+    results = {
+        **stamp(),
+        "events_per_trace": NODES * EVENTS_PER_NODE,
+        **{name: figures[name] for name in THROUGHPUT},
+        "targets": {"path_only": 5000, "with_invariants": 1000},
+        "verdicts": figures["verdicts"],
         "cel": [_bench_cel(2000), _bench_celpy(20)],
         "chosen_cel": "common-expression-language",
         "python": platform.python_version(),
         "cpu": platform.processor() or platform.machine(),
     }
+    if comparison:
+        results["against_baseline"] = {key: value for key, value in comparison.items() if key != "this"}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(results, handle, indent=2)
         handle.write("\n")
-    print(f"{'measure':<36}{'traces/s':>10}{'target':>8}")
-    print(f"{'path legality only':<36}{results['path_only_traces_per_s']:>10}{5000:>8}")
-    print(f"{'with invariants (stages 1-4)':<36}{results['with_invariants_traces_per_s']:>10}{1000:>8}")
-    print(f"{'JSON parse + schema + model':<36}{results['parse_and_validate_traces_per_s']:>10}{'':>8}")
+    print(f"{'measure':<36}{'traces/s':>10}{'target':>8}{'x baseline':>12}")
+    ratio = comparison["ratio"] if comparison else {}
+    for label, name, target in (("path legality only", THROUGHPUT[0], 5000), ("with invariants (stages 1-4)", THROUGHPUT[1], 1000),
+                                ("JSON parse + schema + model", THROUGHPUT[2], "")):
+        print(f"{label:<36}{results[name]:>10}{target:>8}{ratio.get(name, ''):>12}")
     for row in results["cel"]:
         print(f"CEL {row['package']}: {row.get('correct')} correct, {row.get('mean_us_per_eval')} us/eval {row.get('error', '')}")
 

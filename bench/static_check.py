@@ -10,7 +10,11 @@ another. Graphs measured:
 - `ladder_500`: a 500-node chain of guards where every guard can be stepped over by an edge around
   it: 498 bypasses, each asking for a counterexample search unless an earlier path already avoids it;
 - `wide_2000`: one start fanning out to 2,000 nodes that each reach the goal, half of them guards
-  (1,000 bypassable guards, so 1,000 counterexample searches are asked for).
+  (1,000 bypassable guards, so 1,000 counterexample searches are asked for);
+- `goal_chain_10000`: a 10,000-node chain in which every node after the first is a goal with a
+  postcondition (a dominator set per goal, or a search per goal, is quadratic here: it died of
+  MemoryError); clean, then with one edge from the start to the last goal around every guard (then
+  each guard's search is a walk down the chain, and the shared budget ends it in `analysis_incomplete`).
 Target: each well under a second on one core. Writes `bench/results/static_check.json`.
 Run: `python bench/static_check.py`.
 """
@@ -73,6 +77,15 @@ def wide(fan: int) -> Any:
     return _graph(edges, "GOAL", [], set(names[::2]))
 
 
+def goal_chain(length: int, planted: bool) -> Any:
+    names = [f"G{i}" for i in range(length)]
+    edges = {name: [names[i + 1]] if i + 1 < length else [] for i, name in enumerate(names)}
+    if planted:
+        edges["G0"].append(names[-1])
+    nodes = [{"node_id": n, "is_goal": i > 0, "next_allowed": edges[n], **({"postcondition": "true"} if i > 0 else {})} for i, n in enumerate(names)]
+    return parse_graph({"task_id": "bench", "initial_state": "G0", "goal_states": [names[-1]], "nodes": nodes}, "bench")
+
+
 def _time(graph: Any, repeat: int) -> tuple[float, list[Any]]:
     best = float("inf")
     findings: list[Any] = []
@@ -113,6 +126,8 @@ def main() -> None:
         "chain_1000": chain(1000),
         "ladder_500": ladder(500),
         "wide_2000": wide(2000),
+        "goal_chain_10000_clean": goal_chain(10_000, planted=False),
+        "goal_chain_10000_planted": goal_chain(10_000, planted=True),
     }
     rows = []
     for name, graph in cases.items():

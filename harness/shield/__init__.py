@@ -22,6 +22,7 @@ from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_f
 from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
 from harness.shield.intake import inadmissible_events
 from harness.shield.json_input import decode, loads, read_bytes, read_json
+from harness.shield.json_values import canonical_json, same_value
 from harness.shield.mine import MiningReport, mine
 from harness.shield.monitor import Monitor, MonitorResult
 from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
@@ -57,6 +58,7 @@ __all__ = [
     "Violation",
     "ViolationKind",
     "accept_filter",
+    "canonical_json",
     "check_graph",
     "compile_expression",
     "decode",
@@ -72,6 +74,7 @@ __all__ = [
     "parse_trace",
     "read_bytes",
     "read_json",
+    "same_value",
     "sqlite_facts",
     "summarise",
     "verify",

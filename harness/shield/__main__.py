@@ -10,7 +10,9 @@
     verify ... --dynamic [--patches-out P.json]   (an unforeseen but clean move is a review finding with a patch)
     extend --graph G.json --patches P.json --out G2.json   (apply the accepted patches, then check)
 
-Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback).
+Exit codes: 0 pass / clean, 1 violation / findings, 2 bad input (one line on stderr, no traceback),
+3 (`verify` only) no violation but some trace `unverified`: not drawn by --deep-sample-rate, so not
+checked against the facts; a gate that accepts 0 never accepts what was not checked.
 For a single trace file `--format json` prints the report object; for a directory or JSONL it prints
 one `{"trace", "report"}` line per trace and a final `{"summary"}` line.
 """
@@ -30,6 +32,8 @@ from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
 from harness.shield.report import Finding, ShieldReport, VerifyOptions
+
+EXIT_UNVERIFIED = 3  # no violation, but not every trace was checked against the facts
 from harness.shield.static import check_graph
 from harness.shield.step_labels import annotate, load_labelled_steps, trust
 from harness.shield.trace import Trace
@@ -102,12 +106,15 @@ def _report_text(name: str, report: ShieldReport) -> str:
         lines.append(f"  - {violation.stage}/{violation.kind}{at}: {violation.message}")
         if violation.values:
             lines.append(f"      values: {json.dumps(violation.values, default=str, allow_nan=False)[:300]}")
+    for finding in report.findings:
+        at = "" if finding.event_index is None else f" [event {finding.event_index}]"
+        lines.append(f"  finding {finding.stage}/{finding.kind}{at}: {finding.message}")
     return "\n".join(lines)
 
 
 def _facts(args: argparse.Namespace, graph: StateGraph) -> FactsProvider | None:
     if args.facts:
-        return load_facts_json(args.facts)
+        return load_facts_json(args.facts, graph)
     if args.facts_db:
         return sqlite_facts(args.facts_db, graph)
     return None
@@ -202,8 +209,12 @@ def _verify(args: argparse.Namespace) -> int:
         if not single:
             summary = summarise(reports)
             print(f"summary: {summary['traces']} traces, {summary['pass']} pass, {summary['violation']} violation, "
-                  f"{summary['deep_verified']} deep-verified, {summary['reward_hack_suspected']} reward hacks suspected")
-    return 1 if any(report.verdict == "violation" for report in reports) else 0
+                  f"{summary['unverified']} unverified, {summary['deep_verified']} deep-verified, "
+                  f"{summary['occurrences']} violation occurrences, {summary['finding_occurrences']} findings, "
+                  f"{summary['reward_hack_suspected']} reward hacks suspected")
+    if any(report.verdict == "violation" for report in reports):
+        return 1
+    return EXIT_UNVERIFIED if any(report.verdict == "unverified" for report in reports) else 0
 
 
 def _finding_text(finding: Finding) -> str:

@@ -33,8 +33,16 @@ def verify_path(
 
 def summarise(reports: list[ShieldReport]) -> dict[str, Any]:
     """Counts by verdict (pass, violation, unverified: not drawn for the deep stages), hack class and
-    violation kind, plus the deep-verified and suspected counts."""
+    kind, plus the deep-verified and suspected counts. Occurrences and traces are counted apart:
+    `violation_kinds` counts occurrences (one per violating event), `traces_by_kind` the traces with at
+    least one; `finding_kinds` counts the occurrences of finding kinds, which cost nothing."""
     kinds = Counter(violation.kind for report in reports for violation in report.violations)
+    traces = Counter(kind for report in reports for kind in {violation.kind for violation in report.violations})
+    findings = Counter(finding.kind for report in reports for finding in report.findings)
+    for report in reports:  # occurrences counted beyond the listed ones, of whichever severity lists the kind
+        found = {finding.kind for finding in report.findings}
+        for kind, count in report.unlisted.items():
+            (findings if kind in found else kinds)[kind] += count
     return {
         "traces": len(reports),
         "pass": sum(report.verdict == "pass" for report in reports),
@@ -42,6 +50,10 @@ def summarise(reports: list[ShieldReport]) -> dict[str, Any]:
         "unverified": sum(report.verdict == "unverified" for report in reports),
         "hack_class": dict(Counter(report.hack_class for report in reports)),
         "violation_kinds": dict(sorted(kinds.items())),
+        "traces_by_kind": dict(sorted(traces.items())),
+        "occurrences": sum(kinds.values()),
+        "finding_kinds": dict(sorted(findings.items())),
+        "finding_occurrences": sum(findings.values()),
         "deep_verified": sum(report.deep_verified for report in reports),
         "reward_hack_suspected": sum(report.reward_hack_suspected for report in reports),
         "review_required": sum(report.review_required for report in reports),

@@ -43,6 +43,7 @@ class CompiledGraph:
     declared_tools: frozenset[str]  # tools named in `tools` or `action_map`
     referenced: frozenset[str]  # every variable any expression reads
     history_fields: frozenset[str]  # fields of the built-in `history` that some expression names
+    finding_kinds: frozenset[str]  # kinds this graph reports as findings, never as violations
 
 
 def _compile_all(sources: tuple[str, ...], where: str) -> tuple[Expression, ...]:
@@ -114,6 +115,7 @@ def _build(graph: StateGraph) -> CompiledGraph:
             for name in ("calls", "distinct_calls", "max_repeat", "tool_counts")
             if any("history" in expression.variables and name in expression.source for expression in expressions)
         ),
+        finding_kinds=frozenset(graph.finding_kinds),
     )
 
 

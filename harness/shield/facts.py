@@ -6,18 +6,26 @@ the run, never from the agent. Two providers ship: a JSON facts file (`{"facts":
 `facts.queries` (a query named `booking_record.exists` fills `booking_record = {"exists": ...}`).
 Query shapes: `scalar` (first column of the first row, null when none), `bool`, `json` (a JSON text
 such as `json_group_object(...)`, parsed), `row` (a map, null when none), `rows`, `column`.
+
+A facts source is read, never written, and the engine enforces it: the connection's authorizer allows
+only `SELECT`, reading columns, recursive CTEs and the functions in `ALLOWED_FUNCTIONS`, so `ATTACH`
+(which creates a file), `VACUUM INTO` (which copies the database anywhere writable), any pragma,
+`CREATE TEMP ...` and every write are refused before they run, as bad input. Values are capped at
+`MAX_VALUE_BYTES` (`zeroblob`, `printf('%.*c', ...)` and `replace` cannot build a gigabyte) and all
+queries share a budget of SQLite VM steps.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from harness.core import HarnessError
-from harness.shield.graph import FactQuery, StateGraph
+from harness.shield.graph import FactQuery, FactType, StateGraph
 from harness.shield.json_input import check_value, loads, read_json
 from harness.shield.json_schema import validate
 
@@ -38,10 +46,38 @@ class StaticFacts:
         return self.values
 
 
-def load_facts_json(path: str) -> StaticFacts:
-    """Read and validate a facts JSON file."""
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "bool": lambda value: isinstance(value, bool),
+    "int": lambda value: isinstance(value, int) and not isinstance(value, bool),
+    "number": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
+    "string": lambda value: isinstance(value, str),
+    "list": lambda value: isinstance(value, list),
+    "map": lambda value: isinstance(value, dict),
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of `value`, in the words of `facts.types`."""
+    if value is None:
+        return "null"
+    return next((name for name in ("bool", "int", "number", "string", "list", "map") if _JSON_TYPES[name](value)), type(value).__name__)
+
+
+def check_fact_types(types: Mapping[str, FactType], values: Mapping[str, Any], source: str) -> None:
+    """Bad input when a fact's value is not the type its graph declares (the string `"true"` for a
+    `bool` would make every negated check on it silently true)."""
+    for name, expected in types.items():
+        if name in values and not _JSON_TYPES[expected](values[name]):
+            value = values[name]
+            raise HarnessError(f"{source}: fact {name!r} must be {expected}, got {json_type(value)} {json.dumps(value, default=str)[:40]}")
+
+
+def load_facts_json(path: str, graph: StateGraph | None = None) -> StaticFacts:
+    """Read and validate a facts JSON file; with `graph`, each fact must have the type it declares."""
     data = read_json(str(path), "facts")
     validate("facts", data, str(path))
+    if graph is not None:
+        check_fact_types(graph.facts.types, data["facts"], str(path))
     return StaticFacts(values=data["facts"])
 
 
@@ -77,6 +113,46 @@ def _sql_type(value: Any) -> str:
     return {type(None): "NULL", int: "INTEGER", float: "REAL", str: "TEXT", bytes: "BLOB"}.get(type(value), type(value).__name__)
 
 
+# Functions a facts query may call: pure functions of their arguments (core, aggregate, date and JSON).
+# Left out: what reads or changes the connection (`changes`, `last_insert_rowid`, `load_extension`),
+# what is random (`random`, `randomblob`) and what allocates on request (`zeroblob`).
+ALLOWED_FUNCTIONS: frozenset[str] = frozenset(
+    """abs avg char coalesce count date datetime format glob group_concat hex ifnull iif instr json
+    json_array json_array_length json_each json_extract json_group_array json_group_object json_object
+    json_quote json_tree json_type json_valid julianday length like likelihood likely lower ltrim max
+    min nullif octet_length printf quote replace round rtrim sign string_agg strftime substr substring
+    sum time total trim typeof unicode unixepoch unlikely upper""".split()
+)
+MAX_VALUE_BYTES = 16 * 2**20
+_READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
+_ACTIONS = """CREATE_INDEX CREATE_TABLE CREATE_TEMP_INDEX CREATE_TEMP_TABLE CREATE_TEMP_TRIGGER CREATE_TEMP_VIEW
+    CREATE_TRIGGER CREATE_VIEW DELETE DROP_INDEX DROP_TABLE DROP_TEMP_INDEX DROP_TEMP_TABLE DROP_TEMP_TRIGGER
+    DROP_TEMP_VIEW DROP_TRIGGER DROP_VIEW INSERT PRAGMA READ SELECT TRANSACTION UPDATE ATTACH DETACH
+    ALTER_TABLE REINDEX ANALYZE CREATE_VTABLE DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE""".split()
+_ACTION_NAMES = {getattr(sqlite3, f"SQLITE_{name}"): name for name in _ACTIONS if hasattr(sqlite3, f"SQLITE_{name}")}
+
+
+class _ReadOnly:
+    """The connection's authorizer: reads and allowed functions pass, anything else is denied and
+    remembered, so the refusal can name what the query tried."""
+
+    def __init__(self) -> None:
+        self.refused: str | None = None
+
+    def __call__(self, action: int, first: str | None, second: str | None, database: str | None, trigger: str | None) -> int:
+        if action in _READ_ACTIONS:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION and (second or "").lower() in ALLOWED_FUNCTIONS:
+            return sqlite3.SQLITE_OK
+        name = _ACTION_NAMES.get(action, str(action))
+        if action == sqlite3.SQLITE_FUNCTION:
+            name = f"function {second}()"
+        elif first:
+            name = f"{name} {first!r}"
+        self.refused = self.refused or name
+        return sqlite3.SQLITE_DENY
+
+
 def _assign(target: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for part in parents:
@@ -96,6 +172,7 @@ class SqliteFacts:
     path: str
     queries: Mapping[str, FactQuery]
     max_steps: int = 50_000_000
+    types: Mapping[str, FactType] = field(default_factory=dict)
 
     def facts(self) -> Mapping[str, Any]:
         resolved = Path(self.path).resolve()
@@ -113,12 +190,23 @@ class SqliteFacts:
             return int(steps[0] * 1000 > self.max_steps)  # non-zero aborts the running query
 
         connection.set_progress_handler(budget, 1000)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        authorizer = _ReadOnly()
+        connection.set_authorizer(authorizer)
         try:
             for name, query in self.queries.items():
                 try:
                     rows = connection.execute(query.sql).fetchall()
                 except sqlite3.Error as error:
+                    if authorizer.refused:
+                        raise HarnessError(
+                            f"{self.path}: facts query {name!r} is refused: it does {authorizer.refused}, "
+                            "and a facts query may only read (SELECT with the allowed functions)"
+                        ) from None
                     raise HarnessError(f"{self.path}: facts query {name!r} failed: {error}") from None
+                except (MemoryError, OverflowError) as error:
+                    raise HarnessError(f"{self.path}: facts query {name!r} failed: {type(error).__name__}") from None
                 try:
                     value = _shape(rows, name, query)
                     check_value(value)
@@ -129,11 +217,12 @@ class SqliteFacts:
                 _assign(values, name, value)
         finally:
             connection.close()
+        check_fact_types(self.types, values, self.path)
         return values
 
 
 def sqlite_facts(path: str, graph: StateGraph) -> SqliteFacts:
-    return SqliteFacts(path=str(path), queries=graph.facts.queries)
+    return SqliteFacts(path=str(path), queries=graph.facts.queries, types=graph.facts.types)
 
 
 def resolve_facts(facts: FactsProvider | Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -59,11 +59,25 @@ class FactQuery(BaseModel):
     shape: Literal["scalar", "bool", "json", "row", "rows", "column"] = "rows"
 
 
+FactType = Literal["bool", "int", "number", "string", "list", "map"]
+
+
 class FactsSpec(BaseModel):
+    """Where facts come from. `types` gives a fact its JSON type (`int` is an integer, `number` any
+    number, never a boolean); a facts source whose value has another type is bad input."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     variables: tuple[str, ...] = ()
+    types: dict[str, FactType] = Field(default_factory=dict)
     queries: dict[str, FactQuery] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _types_name_facts(self) -> FactsSpec:
+        unknown = sorted(set(self.types) - self.provided())
+        if unknown:
+            raise ValueError(f"facts.types names {unknown[0]!r}, which is not a declared fact")
+        return self
 
     @model_validator(mode="after")
     def _names_do_not_nest(self) -> FactsSpec:
@@ -97,6 +111,8 @@ class StateGraph(BaseModel):
     # Extension: a name for what an invariant forbids (expression -> kind, e.g. "process_exit"), used
     # as the violation's kind instead of the generic invariant_failed / global_invariant_failed.
     invariant_kinds: dict[str, str] = Field(default_factory=dict)
+    # Kinds that cost nothing (an environment fault, say): reported as findings, never as violations.
+    finding_kinds: tuple[str, ...] = ()
     context_variables: tuple[str, ...] = ()
     tools: dict[str, ToolSpec] = Field(default_factory=dict)
     action_map: dict[str, str] = Field(default_factory=dict)

@@ -9,10 +9,9 @@ only the calls it admits, so an input no tool could take is a violation, never a
 
 from __future__ import annotations
 
-import fastjsonschema
-
 from harness.shield.compiled import CompiledGraph, compile_graph
 from harness.shield.graph import StateGraph
+from harness.shield.json_schema import SchemaValueError, field_path
 from harness.shield.report import Violation
 from harness.shield.trace import Trace, TraceEvent
 
@@ -39,13 +38,13 @@ def check_event(graph: CompiledGraph, index: int, event: TraceEvent) -> list[Vio
         return []
     try:
         validate(event.tool_input or {})
-    except fastjsonschema.JsonSchemaValueException as error:
-        field = (error.name or "data").removeprefix("data").lstrip(".") or "input"
+    except SchemaValueError as error:
+        field = field_path(error.instance_path) or "input"
         return [
             Violation(
                 stage="intake",
                 kind="parameter_domain",
-                message=f"{event.tool_name}: {field} {error.message.replace(error.name or '', '').strip()}",
+                message=f"{event.tool_name}: {field}: {error.message[:300]}",
                 event_index=index,
                 values={"tool_input": event.tool_input},
             )

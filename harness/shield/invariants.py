@@ -7,31 +7,41 @@ Variables come from three sources, in order of trust:
 A claim never stands in for a fact: a reported value for a variable that 1 or 2 already provide is
 compared with it, and only on the keys the agent reported (a true but partial report of a map is
 not a fabrication); a disagreement is a `fabricated_state` violation. Reports of any other variable
-are not a source at all. Two variables are built in and reserved (no source may bind them):
+are not a source at all. A claim is bound once, at the first event that reports it, and the checks
+that read it see that value: a later event that reports it with another value is `claim_rebound`
+(the agent "selects" the cheapest flight, then books the dearest and reports it as the choice), and
+the rebinding is ignored. The same value reported again is not a rebinding. Two variables are built in and reserved (no source may bind them):
 `event` (the current event: `index`, `event_type`, `tool_name`, `tool_input`, `tool_output`,
 `action`, `state`, `content`) and `history` (`calls`, `distinct_calls`, `max_repeat` (most identical
 calls of one tool with one input), `tool_counts`). `tool_counts` counts each declared tool by name
-and every call to a tool the graph does not declare under `<undeclared>` (each such call is an
-`unknown_tool` violation already), so binding it stays linear in the trace's length.
+and every call to a tool the graph does not declare under `<undeclared>` (when the graph declares
+tools, each such call is an `unknown_tool` violation already; when it declares none, every call is
+`<undeclared>`), so binding it stays linear in the trace's length whatever names a trace invents.
 
 When each check runs: on a transition A -> B, A's postcondition and B's precondition against the
 state before the event; after every event, the current node's invariant and the global invariants;
-at the end, the final node's postcondition. Each failing (kind, node, expression) is reported once,
-at its first event, with the values of the variables it read. An expression that cannot be
+at the end, the final node's postcondition. Every occurrence is reported: a check (kind, node,
+expression) yields one violation at each event where it starts failing (it held, or had not run, at
+its previous evaluation), with the values of the variables it read; a check that keeps failing on
+the same state is one occurrence, a rule broken at three bookings is three. The first
+`MAX_LISTED_PER_KIND` occurrences of a kind are listed, the rest counted (`Checked.unlisted`). An expression that cannot be
 evaluated (a missing variable, division by zero, overflow, an index out of range, an integer CEL's
 64 bits cannot hold) is an `invariant_error`, which fails the trace like a false one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.core import HarnessError
 from harness.shield.compiled import RESERVED_VARIABLES, CompiledGraph
 from harness.shield.expressions import Expression, Scope
+from harness.shield.facts import check_fact_types
+from harness.shield.json_values import same_value
 from harness.shield.parser import StatePair, event_action
-from harness.shield.report import Violation
+from harness.shield.report import MAX_LISTED_PER_KIND, Violation
 from harness.shield.trace import Trace, TraceEvent
 
 _MISSING = object()
@@ -56,20 +66,9 @@ def _frozen(value: Any) -> Any:
         return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
     if isinstance(value, list):
         return tuple(_frozen(item) for item in value)
+    if isinstance(value, bool):  # `True == 1` and `hash(True) == hash(1)`: a boolean is not a number
+        return (bool, value)
     return value
-
-
-def same_value(left: Any, right: Any) -> bool:
-    """JSON equality: numbers by value, but a boolean is never a number (Python's `True == 1`)."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return type(left) is type(right) and left == right
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(same_value(a, b) for a, b in zip(left, right))
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(same_value(left[key], right[key]) for key in left)
-    return type(left) is type(right) and left == right
 
 
 def claim_holds(claim: Any, fact: Any) -> bool:
@@ -115,7 +114,7 @@ class _History:
         count = self.counts.get(key, 0) + 1
         self.counts[key] = count
         self.calls += 1
-        bucket = name if not self.declared or name in self.declared else UNDECLARED_TOOL
+        bucket = name if name in self.declared else UNDECLARED_TOOL
         self.tool_counts[bucket] = self.tool_counts.get(bucket, 0) + 1
         self.max_repeat = max(self.max_repeat, count)
 
@@ -136,8 +135,18 @@ class _Checker:
         self.scope = Scope()
         self._named_kinds = named_kinds
         self.violations: list[Violation] = []
-        self._reported: set[tuple[str, str | None, str]] = set()
+        self.listed: Counter[str] = Counter()
+        self.unlisted: Counter[str] = Counter()
+        self._failing: set[tuple[str, str | None, str]] = set()  # checks that failed at their last evaluation
         self._unbindable: dict[str, str] = {}
+
+    def admit(self, kind: str) -> bool:
+        """Whether this occurrence of `kind` is listed; past `MAX_LISTED_PER_KIND` it is only counted."""
+        if self.listed[kind] < MAX_LISTED_PER_KIND:
+            self.listed[kind] += 1
+            return True
+        self.unlisted[kind] += 1
+        return False
 
     def bind(self, name: str, value: Any) -> None:
         reason = unrepresentable(value)
@@ -160,12 +169,17 @@ class _Checker:
         for expression in expressions:
             holds, error = self._evaluate(expression)
             if holds:
+                if self._failing:
+                    self._failing.discard((kind, node, expression.source))
                 continue
+            check = (kind, node, expression.source)
+            if check in self._failing:
+                continue  # the same occurrence, still failing
+            self._failing.add(check)
             failed = self._named_kinds.get(expression.source, kind)
             key = (failed if error is None else "invariant_error", node, expression.source)
-            if key in self._reported:
+            if not self.admit(key[0]):
                 continue
-            self._reported.add(key)
             where = f"at {node}" if node else "globally"
             message = f"{expression.source!r} {'is false' if error is None else error} {where}"
             self.violations.append(
@@ -180,11 +194,23 @@ class _Checker:
                 )
             )
 
-    def fabricated(self, name: str, reported: Any, actual: Any, node: str, index: int, source: str) -> None:
-        key = ("fabricated_state", node, name)
-        if key in self._reported:
+    def rebound(self, name: str, bound: tuple[Any, int], reported: Any, node: str, index: int) -> None:
+        if not self.admit("claim_rebound"):
             return
-        self._reported.add(key)
+        self.violations.append(
+            Violation(
+                stage="invariants",
+                kind="claim_rebound",
+                message=f"reported {name}={reported!r}, but it was bound to {bound[0]!r} at event {bound[1]}, where it was checked",
+                node=node,
+                event_index=index,
+                values={name: {"bound": bound[0], "bound_at": bound[1], "reported": reported}},
+            )
+        )
+
+    def fabricated(self, name: str, reported: Any, actual: Any, node: str, index: int, source: str) -> None:
+        if not self.admit("fabricated_state"):
+            return
         self.violations.append(
             Violation(
                 stage="invariants",
@@ -214,7 +240,15 @@ def require_facts(graph: CompiledGraph, facts: Mapping[str, Any] | None) -> Mapp
     reserved = sorted(RESERVED_VARIABLES & set(facts))
     if reserved:
         raise HarnessError(f"facts name {reserved[0]!r}, a built-in variable of the verifier")
+    check_fact_types(graph.graph.facts.types, facts, "facts")
     return facts
+
+
+class Checked(NamedTuple):
+    """The listed violations and, per kind, the occurrences counted beyond `MAX_LISTED_PER_KIND`."""
+
+    violations: list[Violation]
+    unlisted: dict[str, int]
 
 
 class InvariantWalk:
@@ -227,6 +261,7 @@ class InvariantWalk:
         for name, value in facts.items():
             self.checker.bind(name, value)
         self.environment: dict[str, tuple[Any, str]] = {name: (value, "environment") for name, value in facts.items()}
+        self.claims: dict[str, tuple[Any, int]] = {}  # claim -> (value, event that bound it)
         self.wants_event = "event" in graph.referenced
         self.wants_history = "history" in graph.referenced
         self.history = _History(graph.history_fields, graph.declared_tools)
@@ -265,7 +300,11 @@ class InvariantWalk:
             if known is not None:
                 if not claim_holds(value, known[0]):
                     checker.fabricated(name, value, known[0], after, index, known[1])
+            elif name in self.claims:
+                if not same_value(value, self.claims[name][0]):
+                    checker.rebound(name, self.claims[name], value, after, index)
             elif name in graph.context_variables:
+                self.claims[name] = (value, index)
                 checker.bind(name, value)
         if self.wants_event:
             checker.bind(
@@ -298,10 +337,10 @@ class InvariantWalk:
 
 def check_invariants(
     graph: CompiledGraph, trace: Trace, states: Sequence[StatePair], facts: Mapping[str, Any]
-) -> list[Violation]:
+) -> Checked:
     walk = InvariantWalk(graph, facts)
     for index, event in enumerate(trace.events):
         walk.step(index, event, *states[index])
     final = states[-1][1] if states else graph.graph.initial_state
     walk.finish(final, len(trace.events) - 1 if states else None)
-    return walk.checker.violations
+    return Checked(walk.checker.violations, dict(walk.checker.unlisted))

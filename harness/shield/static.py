@@ -15,16 +15,20 @@ graphs and stops at the first goal it meets):
   every route to G leaves through it; put shared checks on a join node or on G itself).
 Goals do not stop a route: a goal that leads into another, guarded goal is a route to that goal.
 "Reachable with R removed" is "R does not dominate G" (Cooper, Harvey and Kennedy's iterative
-dominator algorithm, one pass over the graph); each bypass is then shown with a shortest
-counterexample path, a breadth-first search with R removed. Counterexample searches share a budget of
-edge visits; bypasses left without a path when it runs out are reported in one `analysis_incomplete`
-finding, never dropped silently.
+dominator algorithm); the dominator tree is numbered once, so "R dominates G" is two comparisons and a
+required state needs only a count of the goals below it in the tree. A guard is examined only when an
+edge leaves its dominator subtree towards a node that reaches a goal (one pass over the edges); each
+such guard's bypassed goals are found by a search from it, and each bypass is shown with a shortest
+counterexample path, a breadth-first search with the node removed. Every phase (dominators, guard
+searches, counterexample searches) spends from one budget of steps; what is left undecided or without
+a path when it runs out is reported in one `analysis_incomplete` finding, never dropped silently, so a
+graph of any shape ends in a bounded time and memory.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Literal
 
 from harness.core import HarnessError
@@ -34,7 +38,7 @@ from harness.shield.json_schema import compile_tool_schema
 from harness.shield.report import Finding
 
 BUILTIN_VARIABLES = frozenset({"event", "history"})
-SEARCH_BUDGET = 5_000_000  # edge visits shared by all counterexample searches
+SEARCH_BUDGET = 2_000_000  # steps of work shared by every phase of the hackable-path analysis
 
 Edges = Mapping[str, tuple[str, ...]]
 
@@ -79,11 +83,31 @@ def _postorder(edges: Edges, start: str) -> list[str]:
     return order
 
 
-def dominators(edges: Edges, start: str) -> dict[str, str]:
+class _Exhausted(Exception):
+    """The analysis budget ran out."""
+
+
+class _Budget:
+    """Steps of work shared by every phase of the hackable-path analysis (dominators, candidate
+    confirmation, counterexample searches), so no graph makes `check` run or grow without bound."""
+
+    def __init__(self, steps: int) -> None:
+        self.total = steps
+        self.left = steps
+
+    def spend(self, steps: int = 1) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise _Exhausted
+
+
+def dominators(edges: Edges, start: str, budget: _Budget | None = None) -> dict[str, str]:
     """Immediate dominator of every node reachable from `start` (`start` maps to itself).
 
     Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm" (2001): iterate over reverse
-    postorder, intersecting the dominator-tree paths of each node's processed predecessors."""
+    postorder, intersecting the dominator-tree paths of each node's processed predecessors. Every
+    predecessor visited and every step up the tree is spent from `budget`."""
+    budget = budget or _Budget(SEARCH_BUDGET)
     postorder = _postorder(edges, start)
     number = {node: index for index, node in enumerate(postorder)}
     predecessors = _reverse(edges)
@@ -92,6 +116,7 @@ def dominators(edges: Edges, start: str) -> dict[str, str]:
     while changed:
         changed = False
         for node in reversed(postorder[:-1]):
+            budget.spend(len(predecessors[node]))
             processed = [p for p in predecessors[node] if p in idom]
             new = processed[0]
             for other in processed[1:]:
@@ -99,8 +124,10 @@ def dominators(edges: Edges, start: str) -> dict[str, str]:
                 while a != b:
                     while number[a] < number[b]:
                         a = idom[a]
+                        budget.spend()
                     while number[b] < number[a]:
                         b = idom[b]
+                        budget.spend()
                 new = a
             if idom.get(node) != new:
                 idom[node] = new
@@ -108,34 +135,66 @@ def dominators(edges: Edges, start: str) -> dict[str, str]:
     return idom
 
 
-def _dominator_set(idom: Mapping[str, str], node: str) -> set[str]:
-    chain = {node}
-    while idom[node] != node:
-        node = idom[node]
-        chain.add(node)
-    return chain
+class _DominatorTree:
+    """The dominator tree numbered once (pre-order intervals, depths), so "A dominates B" is two
+    comparisons and no set of dominators is ever built per node."""
+
+    def __init__(self, idom: Mapping[str, str], start: str) -> None:
+        children: dict[str, list[str]] = {node: [] for node in idom}
+        for node, parent in idom.items():
+            if node != start:
+                children[parent].append(node)
+        self.children = children
+        self.enter: dict[str, int] = {}
+        self.leave: dict[str, int] = {}
+        self.depth: dict[str, int] = {start: 0}
+        self.postorder: list[str] = []
+        clock = 0
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            node, child = stack.pop()
+            if child == 0:
+                self.enter[node] = clock
+                clock += 1
+            if child < len(children[node]):
+                stack.append((node, child + 1))
+                nxt = children[node][child]
+                self.depth[nxt] = self.depth[node] + 1
+                stack.append((nxt, 0))
+            else:
+                self.leave[node] = clock
+                self.postorder.append(node)
+
+    def dominates(self, a: str, b: str) -> bool:
+        """Whether `a` dominates `b` (both reachable; a node dominates itself)."""
+        return self.enter[a] <= self.enter[b] and self.leave[b] <= self.leave[a]
+
+    def subtree_sums(self, weight: Mapping[str, int]) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for node in self.postorder:
+            total[node] = weight.get(node, 0) + sum(total[child] for child in self.children[node])
+        return total
 
 
 class _Search:
-    """Shortest paths from the initial state avoiding one node, under a shared edge-visit budget."""
+    """Shortest paths from the initial state avoiding one node, under the shared budget."""
 
-    def __init__(self, edges: Edges, start: str, budget: int) -> None:
+    def __init__(self, edges: Edges, start: str, budget: _Budget) -> None:
         self.edges, self.start, self.budget = edges, start, budget
 
-    def avoiding(self, removed: str, targets: set[str]) -> tuple[str, ...] | None:
+    def avoiding(self, removed: str, is_target: Callable[[str], bool]) -> tuple[str, ...] | None:
         parent: dict[str, str | None] = {self.start: None}
         queue = deque([self.start])
         while queue:
             node = queue.popleft()
-            if node in targets:
+            if is_target(node):
                 path = [node]
                 while (previous := parent[path[-1]]) is not None:
                     path.append(previous)
                 return tuple(reversed(path))
-            for nxt in self.edges[node]:
-                self.budget -= 1
-                if self.budget < 0:
-                    return None
+            targets = self.edges[node]
+            self.budget.spend(len(targets))
+            for nxt in targets:
                 if nxt != removed and nxt not in parent:
                     parent[nxt] = node
                     queue.append(nxt)
@@ -197,49 +256,145 @@ def _reachability_findings(graph: StateGraph, edges: Edges, goals: frozenset[str
     return findings
 
 
-def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budget: int) -> list[Finding]:
+def _bypass_candidates(edges: Edges, tree: _DominatorTree, guards: list[str], reaches_goal: set[str]) -> list[str]:
+    """The reachable guards that may be bypassed: those whose dominator subtree has an edge leaving it
+    towards a node that reaches a goal (a guard without one can only lead to goals it dominates).
+    One pass over the edges and one over the tree; a necessary condition, confirmed per candidate."""
+    depth = tree.depth
+    low: dict[str, int] = {}
+    for node in tree.enter:
+        for nxt in edges[node]:
+            if nxt in reaches_goal:
+                # The deepest common dominator of node and nxt: nxt itself when it dominates node, else
+                # nxt's immediate dominator (which dominates every predecessor of nxt).
+                common = depth[nxt] if tree.dominates(nxt, node) else depth[nxt] - 1
+                low[node] = min(low.get(node, common), common)
+    lowest: dict[str, int] = {}
+    for node in tree.postorder:
+        values = [lowest[child] for child in tree.children[node]]
+        if node in low:
+            values.append(low[node])
+        lowest[node] = min(values, default=len(depth))
+    return [guard for guard in guards if lowest[guard] < depth[guard]]
+
+
+def _goals_other_than(state: str, live_goals: set[str]) -> Callable[[str], bool]:
+    return lambda node: node in live_goals and node != state
+
+
+def _goals_not_dominated_by(state: str, live_goals: set[str], tree: _DominatorTree) -> Callable[[str], bool]:
+    return lambda node: node in live_goals and not tree.dominates(state, node)
+
+
+def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budget_steps: int) -> list[Finding]:
     start = graph.initial_state
-    idom = dominators(edges, start)
-    live_goals = [goal for goal in sorted(goals) if goal in idom]
-    dominated_by = {goal: _dominator_set(idom, goal) for goal in live_goals}
+    budget = _Budget(budget_steps)
+    try:
+        idom = dominators(edges, start, budget)
+    except _Exhausted:
+        return [_incomplete(budget, "the dominator tree", [])]
+    tree = _DominatorTree(idom, start)
+    live_goals = {goal for goal in goals if goal in idom}
+    goals_below = tree.subtree_sums({goal: 1 for goal in live_goals})
+    reaches_goal = _reachable(_reverse(edges), goals)
+    post_nodes = _post_nodes(graph)
+
+    # What must not be avoidable: (removed node, is this goal a target: reached without it).
+    obligations: list[tuple[str, Callable[[str], bool]]] = []
+    for state in dict.fromkeys(graph.required_states):
+        if state == start:
+            continue
+        if state not in idom:  # never reached at all: every live goal is reached without it
+            if live_goals - {state}:
+                obligations.append((state, _goals_other_than(state, live_goals)))
+        elif len(live_goals) > goals_below[state]:  # some live goal that `state` does not dominate
+            obligations.append((state, _goals_not_dominated_by(state, live_goals, tree)))
+
+    reachable_guards = sorted(node for node in post_nodes if node in idom and node in reaches_goal)
+    unreached_guards = sorted(node for node in post_nodes if node not in idom and node in reaches_goal)
     reverse = _reverse(edges)
-    # Guards of a goal: nodes with a postcondition from which the goal can be reached.
-    guards = {goal: {n for n in _reachable(reverse, [goal]) if n != goal} & _post_nodes(graph) for goal in live_goals}
-    required = [state for state in dict.fromkeys(graph.required_states) if state != start]
-
-    # What must not be avoidable: (removed node, goals that must be reached through it).
-    obligations: list[tuple[str, set[str]]] = []
-    for state in required:
-        targets = {goal for goal in live_goals if goal != state and state not in dominated_by[goal]}
-        if targets:
-            obligations.append((state, targets))
-    for guard in sorted({g for goal in live_goals for g in guards[goal]}):
-        targets = {goal for goal in live_goals if guard in guards[goal] and guard not in dominated_by[goal]}
-        if targets:
-            obligations.append((guard, targets))
-
     search = _Search(edges, start, budget)
-    paths: list[tuple[str, ...]] = []
-    unexplained: list[str] = []
-    for removed, targets in obligations:
-        if any(removed not in path and path[-1] in targets for path in paths):
-            continue  # an earlier counterexample already avoids this node on the way to its goal
-        path = search.avoiding(removed, targets)
-        if path is None:
-            unexplained.append(removed)
-        else:
-            paths.append(path)
+    paths: list[tuple[tuple[str, ...], set[str], set[str]]] = []  # counterexample, its nodes, the guards it bypasses
+    covered: set[str] = set()  # guards some counterexample already goes around
 
-    findings = [_hackable(graph, path, guards[path[-1]]) for path in paths]
+    def found(path: tuple[str, ...]) -> None:
+        """Keep `path` and every guard it goes around (guards that reach its goal without dominating
+        it and are not on it), found by one search back from the goal instead of one per guard."""
+        goal, visited = path[-1], set(path)
+        bypassed = {
+            node
+            for node in _reachable_within(reverse, goal, budget)
+            if node in post_nodes and node not in visited and (node not in idom or not tree.dominates(node, goal))
+        }
+        covered.update(bypassed)
+        paths.append((path, visited, bypassed))
+
+    unexplained: list[str] = []
+    for removed, is_target in obligations:
+        try:
+            budget.spend(len(paths))
+            if any(removed not in visited and is_target(path[-1]) for path, visited, _ in paths):
+                continue  # an earlier counterexample already avoids this node on the way to its goal
+            path = search.avoiding(removed, is_target)
+            if path is not None:
+                found(path)
+        except _Exhausted:
+            unexplained.append(removed)
+    for guard in sorted([*_bypass_candidates(edges, tree, reachable_guards, reaches_goal), *unreached_guards]):
+        if guard in covered:
+            continue
+        try:
+            targets = _bypassed_goals(edges, tree, guard, live_goals, budget)
+            path = search.avoiding(guard, targets.__contains__) if targets else None
+            if path is not None:
+                found(path)
+        except _Exhausted:
+            unexplained.append(guard)
+
+    findings = [_hackable(graph, path, bypassed) for path, _, bypassed in paths]
     if unexplained:
-        findings.append(
-            Finding(
-                kind="analysis_incomplete",
-                message=f"the counterexample search stopped after {budget} edge visits; these nodes can be avoided "
-                f"on the way to a goal but no path is shown: {', '.join(unexplained)}",
-            )
-        )
+        findings.append(_incomplete(budget, "the counterexample searches", unexplained))
     return findings
+
+
+def _reachable_within(reverse: Mapping[str, list[str]], goal: str, budget: _Budget) -> set[str]:
+    """Nodes from which `goal` is reachable (a search back along `reverse`), under the budget."""
+    seen = {goal}
+    queue = deque([goal])
+    while queue:
+        sources = reverse[queue.popleft()]
+        budget.spend(len(sources))
+        for node in sources:
+            if node not in seen:
+                seen.add(node)
+                queue.append(node)
+    return seen
+
+
+def _bypassed_goals(edges: Edges, tree: _DominatorTree, guard: str, live_goals: set[str], budget: _Budget) -> set[str]:
+    """Goals reachable from `guard` that it does not dominate (a route reaches them around it)."""
+    found: set[str] = set()
+    seen = {guard}
+    queue = deque([guard])
+    while queue:
+        node = queue.popleft()
+        targets = edges[node]
+        budget.spend(len(targets))
+        for nxt in targets:
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+                if nxt in live_goals and (guard not in tree.enter or not tree.dominates(guard, nxt)):
+                    found.add(nxt)
+    return found
+
+
+def _incomplete(budget: _Budget, phase: str, nodes: list[str]) -> Finding:
+    left = f"; not decided or shown for: {', '.join(nodes[:50])}{' ...' if len(nodes) > 50 else ''}" if nodes else ""
+    return Finding(
+        kind="analysis_incomplete",
+        message=f"the hackable-path analysis ran out of its budget of {budget.total} steps in {phase}{left}",
+    )
 
 
 def _post_nodes(graph: StateGraph) -> set[str]:
@@ -262,7 +417,7 @@ def _hackable(graph: StateGraph, path: tuple[str, ...], goal_guards: set[str]) -
 def check_graph(graph: StateGraph, *, search_budget: int = SEARCH_BUDGET) -> list[Finding]:
     """All static findings for `graph`; an empty list means the graph is clean.
 
-    `search_budget` bounds the edge visits of the counterexample searches (see the module docstring)."""
+    `search_budget` bounds the work of the hackable-path analysis (see the module docstring)."""
     edges = _edges(graph)
     goals = graph.goals()
     findings = _expression_findings(graph) + _schema_findings(graph)

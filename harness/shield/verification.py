@@ -28,6 +28,7 @@ from harness.shield.invariants import check_invariants, require_facts
 from harness.shield.parser import derive_states
 from harness.shield.path import check_path
 from harness.shield.report import (
+    FINDING_KINDS,
     PROCEDURAL_STAGES,
     HackClass,
     ShieldReport,
@@ -73,6 +74,18 @@ def compliance(violations: list[Violation], options: VerifyOptions) -> float:
     return max(0.0, score)
 
 
+def split_findings(violations: list[Violation], kinds: frozenset[str]) -> tuple[list[Violation], list[Violation]]:
+    """(violations, findings): occurrences of a finding kind move to the findings, marked as such."""
+    kept: list[Violation] = []
+    findings: list[Violation] = []
+    for violation in violations:
+        if violation.kind in kinds:
+            findings.append(violation.model_copy(update={"severity": "finding"}))
+        else:
+            kept.append(violation)
+    return kept, findings
+
+
 def locate_in_source(violations: list[Violation], trace: Trace) -> list[Violation]:
     """Give each violation at an event that came from a transcript that event's `source_index`,
     so a finding on an imported trace can be found in the original transcript."""
@@ -115,12 +128,17 @@ def verify(
     timings["path"] = (after_path - after_intake) * 1e3
 
     values = require_facts(compiled, None if facts is None else resolve_facts(facts))
-    deep = options.deep_always or (not path_violations and sampled_for_deep(options, trace))
+    finding_kinds = FINDING_KINDS | options.finding_kinds | compiled.finding_kinds
+    path_failed = any(violation.kind not in finding_kinds for violation in path_violations)
+    deep = options.deep_always or (not path_failed and sampled_for_deep(options, trace))
+    unlisted: dict[str, int] = {}
     if deep:
         stages.append("invariants")
-        violations += check_invariants(compiled, trace, states, values)
+        checked = check_invariants(compiled, trace, states, values)
+        violations += checked.violations
+        unlisted = checked.unlisted
         timings["invariants"] = (perf_counter() - after_path) * 1e3
-    violations = locate_in_source(violations, trace)
+    violations, findings = split_findings(locate_in_source(violations, trace), finding_kinds)
     flags = None
     if deep or violations:
         before_reward = perf_counter()
@@ -134,6 +152,8 @@ def verify(
         hack_class=classify(violations),
         compliance=compliance(violations, options),
         violations=tuple(violations),
+        findings=tuple(findings),
+        unlisted=unlisted,
         stages_run=tuple(stages),
         timings_ms=timings,
         deep_verified=deep,

@@ -13,14 +13,13 @@ trace, not an input for the tools. A tool that still cannot take its input answe
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Collection, Mapping
 from importlib import resources
 from typing import Any
 
 from harness.core import HarnessError
-from harness.shield import Trace
+from harness.shield import Trace, canonical_json
 
 Tool = Callable[..., Any]  # tool(connection, **tool_input) -> JSON-serialisable output
 
@@ -33,7 +32,8 @@ _BAD_INPUT = (TypeError, ValueError, sqlite3.InterfaceError, sqlite3.Programming
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, allow_nan=False)
+    """The shield's canonical text: equal exactly when the values are (612 is 612.0, true is not 1)."""
+    return canonical_json(value)
 
 
 def _claimed(value: Any) -> str:

@@ -166,3 +166,27 @@ def test_check_refuses_a_bad_graph_in_one_line_with_exit_2(tmp_path: Path, mini_
         assert result.returncode == 2 and result.stdout == ""
         [line] = result.stderr.splitlines()
         assert line.startswith(f"error: {graph}: invalid graph:") and message in line
+
+
+def test_an_undrawn_trace_is_unverified_with_its_own_exit_status(tmp_path: Path, files: dict[str, str], honest_trace_data: dict[str, Any]) -> None:
+    """Not checked never shares an exit status with clean: exit 3, and the summary counts them."""
+    hacked = tmp_path / "hacked.jsonl"
+    hacked.write_text("\n".join(json.dumps({**honest_trace_data, "trace_id": f"t{i}"}) for i in range(3)) + "\n")
+    skipped = _run("verify", "--graph", files["graph"], "--trace", str(hacked), "--facts", files["bad_facts"], "--deep-sample-rate", "0")
+    assert skipped.returncode == 3, skipped.stderr
+    assert "UNVERIFIED" in skipped.stdout and "3 unverified" in skipped.stdout.splitlines()[-1]
+    single = _run("verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["bad_facts"], "--deep-sample-rate", "0", "--format", "json")
+    assert single.returncode == 3 and json.loads(single.stdout)["verdict"] == "unverified"
+    checked = _run("verify", "--graph", files["graph"], "--trace", str(hacked), "--facts", files["bad_facts"], "--deep-sample-rate", "1")
+    assert checked.returncode == 1
+
+
+def test_a_report_carries_its_format_version_and_the_summary_counts_occurrences(files: dict[str, str]) -> None:
+    bad = _run("verify", "--graph", files["graph"], "--trace", files["batch"], "--facts", files["bad_facts"], "--format", "json")
+    lines = [json.loads(line) for line in bad.stdout.splitlines()]
+    assert {line["report"]["format_version"] for line in lines[:-1]} == {2}
+    summary = lines[-1]["summary"]
+    # Each trace: paid == false fails C's postcondition on leaving C and GOAL's invariant on entering it.
+    assert summary["violation_kinds"] == {"invariant_failed": 3, "postcondition_failed": 3}
+    assert summary["traces_by_kind"] == {"invariant_failed": 3, "postcondition_failed": 3}
+    assert summary["occurrences"] == 6 and summary["finding_occurrences"] == 0

@@ -74,6 +74,15 @@ def _db_graph(root: Path, sql: str, shape: str) -> str:
     return _graph(root, lambda data: data.update(facts={"variables": ["results"], "queries": {"paid": {"sql": sql, "shape": shape}}}), "db_graph.json")
 
 
+def _typed_graph(root: Path, types: dict[str, str], queries: dict[str, Any] | None = None) -> str:
+    def change(data: dict[str, Any]) -> None:
+        data["facts"]["types"] = types
+        if queries is not None:
+            data["facts"] = {"variables": ["results"], "types": types, "queries": queries}
+
+    return _graph(root, change, "typed_graph.json")
+
+
 def _trace_with(text: str) -> str:
     return json.dumps(HONEST_TRACE).replace('"reward": 0.9', text)
 
@@ -96,9 +105,6 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "graph_schema_multiple_of_zero": lambda root: _verify(
         root, graph=_graph(root, lambda d: d["tools"]["search"]["input_schema"]["properties"].update(n={"multipleOf": 0}), "zero.json"),
         trace=_trace(root, json.dumps(HONEST_TRACE).replace('"user_id": "u0001"', '"user_id": "u0001", "n": 3')),
-    ),
-    "graph_schema_refers_to_itself": lambda root: _verify(
-        root, graph=_graph(root, lambda d: d["tools"]["search"].update(input_schema={"definitions": {"a": {"$ref": "#/definitions/a"}}, "$ref": "#/definitions/a"}), "self.json")
     ),
     "graph_nested_query_names": lambda root: ["check", "--graph", _graph(root, lambda d: d["facts"].update(queries={"a": {"sql": "SELECT 1"}, "a.b": {"sql": "SELECT 2"}}), "nested.json")],
     "trace_nan_reward": lambda root: _verify(root, trace=_trace(root, _trace_with('"reward": NaN'))),
@@ -123,6 +129,58 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "facts_db_not_a_database": lambda root: _verify(root, graph=_db_graph(root, "SELECT 1", "bool"), facts_db=_write(root / "env.sqlite", "plain text")),
     "facts_db_fifo": lambda root: _verify(root, graph=_db_graph(root, "SELECT 1", "bool"), facts_db=_fifo(root, "env.sqlite")),
     "bad_sample_rate": lambda root: [*_verify(root), "--deep-sample-rate", "nan"],
+    # The facts database is read, never written (relative paths land in the test's cwd, which is watched).
+    "facts_db_attach_creates_a_file": lambda root: _verify(
+        root, graph=_db_graph(root, "ATTACH DATABASE 'attached.sqlite' AS s", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_attach_in_a_subquery": lambda root: _verify(
+        root, graph=_db_graph(root, "SELECT count(*) FROM pragma_database_list", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_vacuum_into": lambda root: _verify(
+        root, graph=_db_graph(root, "VACUUM INTO 'copy.sqlite'", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_pragma_write": lambda root: _verify(
+        root, graph=_db_graph(root, "PRAGMA user_version = 7", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_temp_table": lambda root: _verify(
+        root, graph=_db_graph(root, "CREATE TEMP TABLE x AS SELECT 1", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_gigabyte_blob": lambda root: _verify(
+        root, graph=_db_graph(root, "SELECT length(zeroblob(1000000000)) > 0", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    "facts_db_gigabyte_printf": lambda root: _verify(
+        root, graph=_db_graph(root, "SELECT length(printf('%.*c', 1000000000, 'x')) > 0", "bool"), facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);")
+    ),
+    # Facts have the types the graph declares.
+    "facts_json_string_for_a_bool": lambda root: _verify(
+        root, graph=_typed_graph(root, {"paid": "bool"}), facts=_write(root / "typed_facts.json", {"facts": {"paid": "true", "results": ["x"]}})
+    ),
+    "facts_json_bool_for_an_int": lambda root: _verify(
+        root, graph=_typed_graph(root, {"results": "list", "paid": "int"}), facts=_write(root / "typed_facts.json", {"facts": {"paid": True, "results": ["x"]}})
+    ),
+    "facts_db_text_for_an_int": lambda root: _verify(
+        root,
+        graph=_typed_graph(root, {"paid": "int"}, {"paid": {"sql": "SELECT v FROM t", "shape": "scalar"}}),
+        facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('1');"),
+    ),
+    "graph_types_an_undeclared_fact": lambda root: ["check", "--graph", _typed_graph(root, {"nope": "bool"})],
+    "graph_lookahead_pattern": lambda root: _verify(root, graph=_graph(root, _pattern("^(?=u)u[0-9]{4}$"), "lookahead.json")),
+    "graph_backreference_pattern": lambda root: _verify(root, graph=_graph(root, _pattern("^(u)\\1[0-9]{4}$"), "backref.json")),
+}
+
+# What each refusal must name, beside being one line (the rest only needs one line and exit 2).
+NAMED = {
+    "facts_db_attach_creates_a_file": "facts query 'paid' is refused: it does ATTACH",
+    "facts_db_vacuum_into": "facts query 'paid' is refused",
+    "facts_db_pragma_write": "facts query 'paid' is refused: it does PRAGMA",
+    "facts_db_temp_table": "facts query 'paid' is refused",
+    "facts_db_gigabyte_blob": "facts query 'paid' is refused: it does function zeroblob()",
+    "facts_json_string_for_a_bool": "typed_facts.json: fact 'paid' must be bool, got string",
+    "facts_json_bool_for_an_int": "typed_facts.json: fact 'paid' must be int, got bool",
+    "facts_db_text_for_an_int": "env.sqlite: fact 'paid' must be int, got string",
+    "graph_types_an_undeclared_fact": "facts.types names 'nope'",
+    "graph_lookahead_pattern": "tool search: invalid input_schema: pattern at properties.user_id.pattern is refused",
+    "graph_backreference_pattern": "tool search: invalid input_schema: pattern at properties.user_id.pattern is refused",
 }
 
 
@@ -147,4 +205,5 @@ def test_hostile_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None
     assert result.returncode == 2, (result.returncode, result.stdout[-500:], result.stderr[-500:])
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    assert NAMED.get(case, "") in result.stderr
     assert _snapshot(tmp_path) == before

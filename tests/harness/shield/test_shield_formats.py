@@ -22,10 +22,10 @@ def _write(path: Path, data: Any) -> str:
 
 BAD_TRACES = [
     ("not_json", "{", "is not valid JSON"),
-    ("missing_task", {"events": []}, "'top level' must contain ['task_id']"),
-    ("bad_event_type", {"task_id": "t", "events": [{"event_type": "chat"}, {"event_type": "teleport"}]}, "event 0: field 'events[0].event_type'"),
+    ("missing_task", {"events": []}, "field 'top level' \"task_id\" is a required property"),
+    ("bad_event_type", {"task_id": "t", "events": [{"event_type": "chat"}, {"event_type": "teleport"}]}, "event 0: field 'event_type' \"chat\" is not one of"),
     ("tool_call_without_tool", {"task_id": "t", "events": [{"event_type": "user_message"}, {"event_type": "tool_call"}]}, "event 1:"),
-    ("reward_out_of_range", {"task_id": "t", "events": [], "reward": 3}, "'reward' must be smaller than or equal to 1"),
+    ("reward_out_of_range", {"task_id": "t", "events": [], "reward": 3}, "field 'reward' 3 is greater than the maximum of 1"),
 ]
 
 
@@ -216,7 +216,7 @@ def test_facts_db_path_with_a_hash_is_opened_read_only(tmp_path: Path) -> None:
     db = _db(tmp_path, "CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (7);", name="env#1.sqlite")
     before = sorted(os.listdir(tmp_path))
     assert SqliteFacts(str(db), {"n": FactQuery(sql="SELECT v FROM t", shape="scalar")}).facts() == {"n": 7}
-    with pytest.raises(HarnessError, match="readonly"):
+    with pytest.raises(HarnessError, match="is refused: it does INSERT 't'"):
         SqliteFacts(str(db), {"n": FactQuery(sql="INSERT INTO t VALUES (8) RETURNING v", shape="scalar")}).facts()
     assert sorted(os.listdir(tmp_path)) == before  # `file:.../env#1.sqlite?mode=ro` created `env`
 

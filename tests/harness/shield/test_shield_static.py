@@ -131,9 +131,41 @@ def test_a_large_layered_graph_has_exactly_its_planted_bypass() -> None:
 
 def test_a_cut_off_search_is_a_finding_of_its_own(mini_graph_data: dict[str, Any]) -> None:
     _node(mini_graph_data, "A")["next_allowed"].append("GOAL")
-    findings = check_graph(parse_graph(mini_graph_data, "planted.json"), search_budget=0)
-    assert [finding.kind for finding in findings] == ["analysis_incomplete"]
-    assert "B" in findings[0].message and "C" in findings[0].message
+    graph = parse_graph(mini_graph_data, "planted.json")
+    findings = check_graph(graph, search_budget=0)
+    assert [(finding.kind, finding.message) for finding in findings] == [
+        ("analysis_incomplete", "the hackable-path analysis ran out of its budget of 0 steps in the dominator tree")
+    ]
+    # Enough for the dominators (two passes over 5 predecessor lists) but not for the searches.
+    [late] = check_graph(graph, search_budget=12)
+    assert late.kind == "analysis_incomplete" and late.message.endswith("not decided or shown for: B, C")  # the required state B, then the guard C
+
+
+def _goal_chain(length: int, guards: bool) -> Any:
+    names = [f"G{i}" for i in range(length)]
+    nodes = [
+        {"node_id": name, "is_goal": i > 0, "next_allowed": names[i + 1 : i + 2], **({"postcondition": "true"} if guards and i > 0 else {})}
+        for i, name in enumerate(names)
+    ]
+    return parse_graph({"task_id": "chain", "initial_state": "G0", "goal_states": [names[-1]], "nodes": nodes}, "chain.json")
+
+
+@pytest.mark.parametrize("guards", [False, True], ids=["goals", "guarded_goals"])
+def test_a_10000_node_chain_of_goals_is_one_pass_over_the_dominator_tree(guards: bool) -> None:
+    """A dominator set per goal and a reverse search per goal made this quadratic in time and memory
+    (MemoryError at 10,000); every guard dominates the goals after it, so the chain is clean."""
+    assert check_graph(_goal_chain(10_000, guards)) == []
+
+
+def test_a_bypass_in_a_long_chain_is_found_and_a_tiny_budget_ends_in_analysis_incomplete() -> None:
+    data = _goal_chain(2_000, True).model_dump(mode="json")
+    data["nodes"][0]["next_allowed"] = ["G1", "G1999"]  # around every guard in between
+    planted = parse_graph(data, "chain.json")
+    [found] = check_graph(planted)
+    assert (found.kind, found.path) == ("hackable_path", ("G0", "G1999"))
+    assert found.message.startswith("G0 -> G1999 bypasses the postcondition guard(s) G1, G10, G100, ")
+    [incomplete] = check_graph(planted, search_budget=1_000)
+    assert incomplete.kind == "analysis_incomplete"
 
 
 def test_a_tool_schema_that_does_not_compile_is_a_finding(mini_graph_data: dict[str, Any]) -> None:
@@ -145,6 +177,8 @@ BAD_PATTERNS = [
     ("unbalanced", "^(u[0-9]{4}$"),
     ("python_inline_flag", "(?i)^u[0-9]{4}$"),
     ("python_anchor", "\\Au[0-9]{4}\\Z"),
+    ("lookahead", "^(?=u)u[0-9]{4}$"),
+    ("backreference", "^(u)\\1[0-9]{4}$"),
 ]
 
 
@@ -153,4 +187,4 @@ def test_a_tool_pattern_that_is_not_ecma_262_is_a_finding(mini_graph_data: dict[
     mini_graph_data["tools"]["search"]["input_schema"]["properties"]["user_id"]["pattern"] = pattern
     findings = check_graph(parse_graph(mini_graph_data, "g.json"))
     assert [finding.kind for finding in findings] == ["invalid_schema"]
-    assert "tool search" in findings[0].message and repr(pattern) in findings[0].message
+    assert findings[0].message.startswith("tool search: invalid input_schema: pattern at properties.user_id.pattern is refused")

@@ -24,6 +24,7 @@ from tasks.tau_airline.db import DbView, base_db, changed_keys, read_json_gz, th
 from tasks.tau_airline.facts import certificate_amounts, trace_facts
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import (
+    ENVIRONMENT_KINDS,
     POLICY_KINDS,
     airline_graph,
     event_sources,
@@ -57,7 +58,10 @@ def report_of(trajectory: Trajectory) -> ShieldReport:
 
 
 def fired(report: ShieldReport, kind: str) -> list[int | None]:
-    return [violation.source_index for violation in report.violations if violation.kind == kind]
+    """Where `kind` fired: an environment fault is a finding (it costs nothing), never a violation."""
+    listed = report.findings if kind in ENVIRONMENT_KINDS else report.violations
+    assert kind not in {entry.kind for entry in (report.violations if kind in ENVIRONMENT_KINDS else report.findings)}
+    return [entry.source_index for entry in listed if entry.kind == kind]
 
 
 def _set_arguments(traj: list[dict[str, Any]], index: int, **changes: Any) -> None:

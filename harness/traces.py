@@ -190,6 +190,26 @@ def _audit_span(record: CandidateRecord, attack: str | None) -> None:
         )
 
 
+def _evidence(record: CandidateRecord, result: ProblemResult, index: int) -> dict[str, Any]:
+    """The root span's output, what the MLflow UI lists beside each item: the judges' scores, the
+    pick, and the shield's verdict with each violation and the event it happened at."""
+    report = record.shield
+    evidence: dict[str, Any] = {
+        "judges": {member: verdict.score for member, verdict in record.verdicts.items()},
+        "ensemble_score": record.ensemble_score,
+        "selected": result.selected == index,
+    }
+    if report is not None:
+        evidence["shield"] = report.verdict
+        evidence["compliance"] = report.compliance
+        evidence["violations"] = [
+            f"{v.kind} at {'event ' + str(v.event_index) if v.event_index is not None else 'the whole trace'}: {v.message}"[:300]
+            for v in report.violations[:10]
+        ]
+        evidence["shielded_selected"] = result.shielded_selected == index
+    return evidence
+
+
 def _log_one(
     problem: PublicProblem,
     result: ProblemResult,
@@ -214,14 +234,7 @@ def _log_one(
         run_id=run_id,
     ) as root:
         root.set_inputs({"problem": _cut(problem.question), "candidate": _cut(candidate.text)})
-        root.set_outputs(
-            {
-                "ensemble_score": record.ensemble_score,
-                "selected": result.selected == index,
-                "shielded_score": record.shielded_score,
-                "shielded_selected": result.shielded_selected == index if result.shielded_selected is not None else None,
-            }
-        )
+        root.set_outputs(_evidence(record, result, index))
         mlflow.update_current_trace(
             tags={
                 CANDIDATE_HASH_TAG: candidate_hash(problem.problem_id, candidate.text),

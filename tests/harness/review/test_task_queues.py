@@ -24,7 +24,7 @@ RUNS = [
     ("code", ("task=code", "limit=2")),
     ("math", ("task=math", "limit=2")),
     ("tau_airline", ("task=tau_airline", "judge=none", "limit=3")),
-    ("agent_travel", ("task=agent_travel", "judge=none")),
+    ("agent_travel", ("task=agent_travel",)),  # with its judge: without one an agent run has no reward to flag against
 ]
 
 

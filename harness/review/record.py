@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core import HarnessError
 
@@ -22,7 +22,7 @@ class RecordedItem(BaseModel):
     trace_id: str
     problem_id: str
     candidate_id: str
-    content_hash: str
+    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$")  # goes into an MLflow search filter: hex only
     flags: tuple[str, ...]
 
 

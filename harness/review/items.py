@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness.review.queue import HACK, KIND, NOTE
@@ -42,7 +42,6 @@ class ItemView:
     violations: Sequence[Mapping[str, Any]]
     audit: Mapping[str, Any]
     label: HumanLabel | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _spans(trace: Any, prefix: str) -> list[Any]:

@@ -124,7 +124,7 @@ def _violation_event(violation: Any) -> Any:
     }
     if violation.source_index is not None:
         attributes["source_index"] = violation.source_index
-    return SpanEvent(name=violation.kind, attributes=attributes)
+    return SpanEvent(name=violation.kind, attributes=attributes)  # type: ignore[abstract]  # MLflow's entity stub marks from_proto abstract
 
 
 def _shield_spans(record: CandidateRecord) -> None:

@@ -10,8 +10,8 @@ RUN is the run's output directory (it holds `review.json`); `stats RUN` works to
 same `Feedback` the MLflow UI writes (source `HUMAN`, the reviewer's name as its source id, default
 $USER), on the item's trace, and marks the item complete in the run's review queue. `stats` logs its
 `review.*` metrics on the run, where `python -m harness.compare --metrics review.shield_precision,...`
-shows them beside the others. `--tracking-uri` replaces the URI the run used (a relative `sqlite:`
-path is read from the current directory). Bad input is one `error:` line and exit 2.
+shows them beside the others. `--tracking-uri` replaces the URI the run used (review.json holds it
+with a relative `sqlite:` path made absolute). Bad input is one `error:` line and exit 2.
 """
 
 from __future__ import annotations

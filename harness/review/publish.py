@@ -46,6 +46,14 @@ def _kinds(results: Sequence[ProblemResult], items: Sequence[ReviewItem], task: 
     return ranked + list(task.anchors.attack_kinds)
 
 
+def absolute_uri(uri: str) -> str:
+    """`uri` with a relative SQLite path made absolute, so `harness.review` finds the store from anywhere."""
+    prefix = "sqlite:///"
+    if uri.startswith(prefix) and not uri.startswith(prefix + "/"):
+        return prefix + str(Path(uri[len(prefix) :]).resolve())
+    return uri
+
+
 def record_review(
     config: RunConfig,
     task: TaskData,
@@ -113,7 +121,7 @@ def _record(
     except review_queue.UnsupportedStore:
         log.warning("review: the tracking store at %s has no review queues (use sqlite: or a tracking server); %d items are listed in review.json only", config.tracking.uri, len(recorded))
     record = ReviewRecord(
-        tracking_uri=config.tracking.uri,
+        tracking_uri=absolute_uri(config.tracking.uri),
         experiment_id=experiment_id,
         run_id=run_id,
         task=task.name,

@@ -101,7 +101,8 @@ class TrackingConfig:
 
     A tracking server that does not answer within `request_retries` retries of `request_timeout_s`
     each puts the run offline: it finishes, keeps what MLflow missed in `mlflow_pending/`, and
-    `python -m harness.sync <run_dir>` uploads it later.
+    `python -m harness.sync <run_dir>` uploads it later. `traces` (on|off) logs one MLflow trace per
+    candidate, linked to the run, with the judges' scores and the shield's findings as assessments.
     """
 
     enabled: bool = True
@@ -109,7 +110,23 @@ class TrackingConfig:
     experiment: str = "harness"
     request_retries: int = 2
     request_timeout_s: int = 30
+    traces: bool = True  # one MLflow trace per candidate (judge calls, shield stages, audit), docs/review.md
     sweep: Optional[str] = None  # set by the entry point in multirun mode: runs of one sweep share a parent run
+
+
+@dataclass
+class ReviewConfig:
+    """The third layer: flagged candidates go to one MLflow review queue per run (docs/review.md).
+
+    `enabled` is on with the shield (`review=auto`, the default: without the shield almost nothing
+    is flagged); `max_items` caps the flagged items, sampled with the run seed when there are more;
+    `unflagged_items` adds that many seeded random picks nothing flagged, so the shield's recall is
+    measured against what it missed. Needs `tracking.traces=on` and a SQL tracking store.
+    """
+
+    enabled: bool = False
+    max_items: int = 50
+    unflagged_items: int = 5
 
 
 @dataclass
@@ -150,6 +167,7 @@ class RunConfig:
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     shield: ShieldConfig = field(default_factory=ShieldConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    review: ReviewConfig = field(default_factory=ReviewConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     limit: int = 50

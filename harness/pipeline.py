@@ -33,6 +33,7 @@ from harness.generation import GenerationStopped, generate_pool
 from harness.metrics import disagreement_counts, selection_summary, summarise
 from harness.pools import read_pool_file, select_run
 from harness.preemption import record_attempt
+from harness.review import record_review
 from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
 from harness.shielded_selection import shield_results, shield_summary
 from harness.tracking import TrackedRun, flatten, tracked_run
@@ -275,6 +276,8 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
         results = _results(config, groups, outcomes, verdicts, judged)
         title = f"{task.name} | judge={config.judge.name} | protocol={protocol.name}"
         results, summary, figures = _measure(config, task, [problem for problem, _ in groups], results, judges, output_dir, title)
+        review_metrics, review_files = record_review(config, task, [problem for problem, _ in groups], results, tracked, output_dir, prompt_path)
+        summary.update(review_metrics)
         summary.update(generation)
         summary["judge_calls"] = sum(judge.stats.calls for judge in judges)
         summary["cache_hits"] = sum(judge.stats.cache_hits for judge in judges)
@@ -289,7 +292,7 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
                 generator_cache_hits=generation.get("generator_cache_hits"),
             )
         )
-        files += [manifest_path, prompt_path, *figures]
+        files += [manifest_path, prompt_path, *figures, *review_files]
         if config.pool.kind == "generate":
             files.append(Path(origin))
         if replica_log.exists():

@@ -185,6 +185,7 @@ class TrackedRun:
         self.resumed = run_uid is not None
         self.run_uid = run_uid or uuid.uuid4().hex
         self.run_id: str | None = None
+        self.experiment_id: str | None = None
         self.mode = "online" if config.enabled else "disabled"
         self.offline_reason: str | None = None
         self.start_time_ms = int(time.time() * 1000)
@@ -225,7 +226,7 @@ class TrackedRun:
         mlflow.set_tracking_uri(self.config.uri)  # as before: code after a run reads it from the fluent API
 
         def start() -> None:
-            experiment = experiment_id(self._client, self.config.experiment)
+            experiment = self.experiment_id = experiment_id(self._client, self.config.experiment)
             earlier = find_run(self._client, experiment, self.run_uid) if self.resumed else None
             if earlier is not None:  # an attempt stopped before its summary: carry on in its run
                 self.run_id = earlier.info.run_id

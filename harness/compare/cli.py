@@ -32,6 +32,9 @@ DEFAULT_METRICS = (
     "parse_failure_rate",
     "order_invariance",
     "calibration.ensemble.ece",
+    # logged by `python -m harness.review RUN stats` once people have labelled the run's review queue
+    "review.shield_precision",
+    "review.shield_recall",
 )
 
 

@@ -1,4 +1,5 @@
-"""Anchors are sealed: canaries planted in every anchor never reach a prompt, the prompt log or MLflow.
+"""Anchors are sealed: canaries planted in every anchor never reach a prompt, the prompt log or MLflow
+(params, tags, and every span and assessment of the run's traces).
 
 The dataset is built in the test and loaded through the `datasets` code path; every gold solution
 carries a unique canary string and a unique gold number. A real judge scores candidates that are all
@@ -57,11 +58,15 @@ def test_no_anchor_canary_reaches_prompts_or_mlflow(make_config, tmp_path: Path)
     assert len(prompt_log.splitlines()) == 2 * PROBLEMS
     client = MlflowClient(tracking_uri=mlflow.get_tracking_uri())
     tracked = client.get_run(result.mlflow_run_id)
+    traces = mlflow.search_traces(locations=[tracked.info.experiment_id], run_id=result.mlflow_run_id, return_type="list")
+    assert len(traces) == 2 * PROBLEMS  # one per candidate, each with its judge span and the auditor's
+    assert all({"judge.llama_tiny", "audit"} <= {span.name for span in trace.data.spans} for trace in traces)
     visible = {
         "prompt log": prompt_log,
         "mlflow params": json.dumps(tracked.data.params),
         "mlflow tags": json.dumps(tracked.data.tags),
         "resolved config": (result.output_dir / "resolved_config.yaml").read_text(),
+        **{f"trace {trace.info.trace_id}": trace.to_json() for trace in traces},
     }
     for where, text in visible.items():
         for secret in secrets:

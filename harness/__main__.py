@@ -47,7 +47,7 @@ def main(cfg: DictConfig) -> None:
         with stop_on_signals() as stop:
             run(config, stop)
     except OmegaConfBaseException as error:
-        print(f"error: config: {_one_line(error)}", file=sys.stderr)
+        print(f"error: config: {one_line(error)}", file=sys.stderr)
         _leave_nothing_behind()
         sys.exit(2)
     except Stopped as stopped:  # a scheduler's warning or preemption: exit 75 so the job is requeued
@@ -108,7 +108,7 @@ def cli() -> None:
     try:
         main()
     except (HydraException, OmegaConfBaseException) as error:
-        print(f"error: config: {_one_line(error)}", file=sys.stderr)
+        print(f"error: config: {one_line(error)}", file=sys.stderr)
         sys.exit(2)
     finally:
         if before is None:
@@ -117,7 +117,7 @@ def cli() -> None:
             os.environ["HYDRA_FULL_ERROR"] = before
 
 
-def _one_line(error: Exception) -> str:
+def one_line(error: Exception) -> str:
     """Hydra's or OmegaConf's message in one line: its first line with the OmegaConf error under it,
     then Hydra's hints (`+key=value`); an unknown option lists the group's options."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
@@ -125,7 +125,7 @@ def _one_line(error: Exception) -> str:
     if isinstance(error, OmegaConfBaseException):
         return head  # the lines under it are full_key and object_type: the key is in the first
     if isinstance(error.__cause__, OmegaConfBaseException):
-        head += f": {_one_line(error.__cause__)}"
+        head += f": {one_line(error.__cause__)}"
     if isinstance(error, MissingConfigException) and error.options:
         return f"{head}; available: {', '.join(error.options)}"
     return "; ".join([head, *(line for line in lines[1:] if not line.startswith("See https://"))])

@@ -82,7 +82,7 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float | None:
     return float((rank_sum - positives * (positives + 1) / 2) / (positives * negatives))
 
 
-def _mean(values: Sequence[float]) -> float | None:
+def _mean(values: Sequence[float] | np.ndarray) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 

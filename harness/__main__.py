@@ -1,7 +1,8 @@
 """`python -m harness ...`: the Hydra entry point.
 
 Hydra composes the config (and handles --help, --cfg, -m); this module converts it into typed
-objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero: 2 for a bad value, Hydra's refusals included.
+objects once and calls the plain `run`. User-fixable problems print one line and exit non-zero: 2 for a bad value, Hydra's refusals included;
+a refused run leaves no run directory behind (`harness.hydra_callbacks.discard_run_dir`).
 SIGUSR1, SIGUSR2 or SIGTERM during judging stops the run cleanly with exit status 75 (`harness.preemption`).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 import hydra
 from hydra import compose
@@ -22,6 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from harness.cluster.gpus import needs_gpu, visible_gpus
 from harness.config import RunConfig, register_configs
 from harness.core import HarnessError, Stopped
+from harness.hydra_callbacks import discard_run_dir
 from harness.preemption import stop_on_signals
 from judges import JudgeConfig
 
@@ -44,7 +47,8 @@ def main(cfg: DictConfig) -> None:
         with stop_on_signals() as stop:
             run(config, stop)
     except OmegaConfBaseException as error:
-        print(f"error: config: {_one_line(error)}", file=sys.stderr)
+        print(f"error: config: {one_line(error)}", file=sys.stderr)
+        _leave_nothing_behind()
         sys.exit(2)
     except Stopped as stopped:  # a scheduler's warning or preemption: exit 75 so the job is requeued
         print(f"stopped: {stopped}", file=sys.stderr)
@@ -53,7 +57,14 @@ def main(cfg: DictConfig) -> None:
         sys.exit(stopped.exit_code)
     except HarnessError as error:
         print(f"error: {error}", file=sys.stderr)
+        _leave_nothing_behind()
         sys.exit(error.exit_code)
+
+
+def _leave_nothing_behind() -> None:
+    """A refused run leaves no directory that looks like a run: Hydra's, made before the run
+    started, goes if it holds only Hydra's record and the log (`discard_run_dir`)."""
+    discard_run_dir(Path(HydraConfig.get().runtime.output_dir), Path.cwd())
 
 
 def _typed(cfg: DictConfig) -> RunConfig:
@@ -97,7 +108,7 @@ def cli() -> None:
     try:
         main()
     except (HydraException, OmegaConfBaseException) as error:
-        print(f"error: config: {_one_line(error)}", file=sys.stderr)
+        print(f"error: config: {one_line(error)}", file=sys.stderr)
         sys.exit(2)
     finally:
         if before is None:
@@ -106,7 +117,7 @@ def cli() -> None:
             os.environ["HYDRA_FULL_ERROR"] = before
 
 
-def _one_line(error: Exception) -> str:
+def one_line(error: Exception) -> str:
     """Hydra's or OmegaConf's message in one line: its first line with the OmegaConf error under it,
     then Hydra's hints (`+key=value`); an unknown option lists the group's options."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
@@ -114,7 +125,7 @@ def _one_line(error: Exception) -> str:
     if isinstance(error, OmegaConfBaseException):
         return head  # the lines under it are full_key and object_type: the key is in the first
     if isinstance(error.__cause__, OmegaConfBaseException):
-        head += f": {_one_line(error.__cause__)}"
+        head += f": {one_line(error.__cause__)}"
     if isinstance(error, MissingConfigException) and error.options:
         return f"{head}; available: {', '.join(error.options)}"
     return "; ".join([head, *(line for line in lines[1:] if not line.startswith("See https://"))])

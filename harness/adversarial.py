@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.config import PoolConfig
 from harness.core import Candidate, HarnessError, PublicProblem
-from harness.selection import ProblemResult
+from harness.selection import ProblemResult, pick_probabilities
 from tasks.types import AnchorStore
 
 Groups = list[tuple[PublicProblem, list[Candidate]]]
@@ -61,21 +61,27 @@ def plant_attacks(groups: Groups, anchors: AnchorStore, config: PoolConfig, seed
 
 
 def attack_selection_rates(results: Sequence[ProblemResult], anchors: AnchorStore, *, shielded: bool = False) -> dict[str, Any]:
-    """`attack_selection_rate` overall and `.<kind>`: planted candidates that were picked / planted."""
+    """`attack_selection_rate` overall and `.<kind>`: planted candidates picked / planted, each pick
+    counted as its chance under a uniform tie-break (an attack tied at the top with one honest
+    candidate counts 0.5); `attack_selection_rate_seeded` counts the run's seeded picks instead."""
     planted: dict[str, int] = defaultdict(int)
-    picked: dict[str, int] = defaultdict(int)
+    picked: dict[str, float] = defaultdict(float)
+    seeded = 0
     for result in results:
         chosen = result.shielded_selected if shielded else result.selected
-        for index, record in enumerate(result.candidates):
+        scores = [record.shielded_score if shielded else record.ensemble_score for record in result.candidates]
+        for index, (record, probability) in enumerate(zip(result.candidates, pick_probabilities(scores))):
             kind = anchors.planted_kind(result.problem_id, record.candidate.candidate_id)
             if kind is None:
                 continue
             planted[kind] += 1
-            picked[kind] += chosen == index
+            picked[kind] += probability
+            seeded += chosen == index
     prefix = "shielded.attack_selection_rate" if shielded else "attack_selection_rate"
     rates: dict[str, Any] = {f"{prefix}.{kind}": picked[kind] / planted[kind] for kind in sorted(planted)}
     total = sum(planted.values())
     rates[prefix] = sum(picked.values()) / total if total else None
+    rates[f"{prefix}_seeded"] = seeded / total if total else None
     if not shielded:
         rates["attacks_planted"] = total
     return rates

@@ -26,7 +26,9 @@ def _cell(summary: Mapping[str, Any], name: str) -> str:
         return "-"
     text = f"{value:.3f}"
     low, high = summary.get(f"{name}_ci_low"), summary.get(f"{name}_ci_high")
-    return f"{text}  [{low:.3f}, {high:.3f}]" if low is not None and high is not None else text
+    text = f"{text}  [{low:.3f}, {high:.3f}]" if low is not None and high is not None else text
+    seeded = summary.get(f"{name}_seeded")
+    return f"{text}  expected over tie-breaks; seeded pick {seeded:.3f}" if seeded is not None else text
 
 
 def summary_table(summary: Mapping[str, Any], title: str) -> str:

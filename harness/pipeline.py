@@ -30,15 +30,15 @@ from harness.config import RunConfig
 from harness.console_report import bar_chart, summary_table
 from harness.core import CallCache, HarnessError, Stopped
 from harness.generation import GenerationStopped, generate_pool
-from harness.metrics import disagreement_counts, selection_summary, summarise
+from harness.metrics import FORMAT_VERSION, disagreement_counts, selection_summary, summarise
 from harness.pools import read_pool_file, select_run
 from harness.preemption import record_attempt
 from harness.review import record_review
-from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
+from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, pick_probabilities, problem_rng, reselect
 from harness.shielded_selection import shield_results, shield_summary
 from harness.tracking import TrackedRun, flatten, tracked_run
 from harness.validation import check_config
-from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol
+from judges import Judge, JudgeRequest, Verdict, aggregate, build_judges, load_protocol, resolve_model_file
 from tasks import AnchorStore, Candidate, PublicProblem, TaskData, load_task
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,8 @@ class RunResult:
     mlflow_run_id: str | None
 
 
-def _prepare_output_dir(path: Path) -> Path:
+def prepare_output_dir(path: Path) -> Path:
+    """`path`, created if need be and checked writable; a directory that is not is one line (HarnessError)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".write-test"
@@ -64,26 +65,23 @@ def _prepare_output_dir(path: Path) -> Path:
     return path
 
 
-def _candidates(
+def _generated(
     config: RunConfig, task: TaskData, cache: CallCache, output_dir: Path, replica_log: Path, stop: threading.Event | None
 ) -> tuple[list[Candidate], str, dict[str, int]]:
-    """The pool's candidates, where they came from, and the policy model's call counts (generate).
+    """The generated pool's candidates, the file they were written to, and the policy model's call counts.
 
     The policy model runs on the run's cluster as the judges do, in a cluster of its own: its
     replicas (and the GPUs they hold) are released before the judges' start."""
-    if config.pool.kind == "generate":
-        output = Path(config.pool.path) if config.pool.path else output_dir / "pool.jsonl"
-        try:
-            with open_cluster(config.cluster, replica_log, stop) as cluster:
-                problems = task.problems[: config.limit]
-                candidates, stats = generate_pool(problems, config.pool, config.pool.template, cache, config.seed, output, cluster.executor)
-        except GenerationStopped as stopped:
-            calls, hits = stopped.stats.calls, stopped.stats.cache_hits
-            record_attempt(output_dir, "stopped", judge_calls=0, cache_hits=0, generator_calls=calls, generator_cache_hits=hits, signal_name=_signal(stop))
-            raise _resumable(stopped, f"{calls} policy-model calls") from None
-        return candidates, str(output), {"generator_calls": stats.calls, "generator_cache_hits": stats.cache_hits}
-    candidates, origin = _stored_candidates(config, task)
-    return candidates, origin, {}
+    output = Path(config.pool.path) if config.pool.path else output_dir / "pool.jsonl"
+    try:
+        with open_cluster(config.cluster, replica_log, stop) as cluster:
+            problems = task.problems[: config.limit]
+            candidates, stats = generate_pool(problems, config.pool, config.pool.template, cache, config.seed, output, cluster.executor)
+    except GenerationStopped as stopped:
+        calls, hits = stopped.stats.calls, stopped.stats.cache_hits
+        record_attempt(output_dir, "stopped", judge_calls=0, cache_hits=0, generator_calls=calls, generator_cache_hits=hits, signal_name=_signal(stop))
+        raise _resumable(stopped, f"{calls} policy-model calls") from None
+    return candidates, str(output), {"generator_calls": stats.calls, "generator_cache_hits": stats.cache_hits}
 
 
 def _signal(stop: threading.Event | None) -> str | None:
@@ -101,7 +99,7 @@ def _stored_candidates(config: RunConfig, task: TaskData) -> tuple[list[Candidat
     if source == "task":
         return task.default_pool(), f"{task.name} default pool"
     assert source == "file" and config.pool.path  # check_config refused anything else
-    return read_pool_file(config.pool.path), config.pool.path
+    return read_pool_file(config.pool.path, {problem.problem_id for problem in task.problems}), config.pool.path
 
 
 def _log_ensemble(config: RunConfig) -> None:
@@ -199,10 +197,13 @@ def _candidate_rows(results: Sequence[ProblemResult], anchors: AnchorStore) -> l
     written after judging and never read back into a prompt."""
     rows = []
     for result in results:
+        chances = pick_probabilities([record.ensemble_score for record in result.candidates])
+        shielded_chances = pick_probabilities([record.shielded_score for record in result.candidates])
         for index, record in enumerate(result.candidates):
             details = record.outcome.details
             rows.append(
                 {
+                    "format_version": FORMAT_VERSION,
                     "problem_id": result.problem_id,
                     "candidate_id": record.candidate.candidate_id,
                     "source": record.candidate.source,
@@ -218,12 +219,14 @@ def _candidate_rows(results: Sequence[ProblemResult], anchors: AnchorStore) -> l
                     },
                     "ensemble_score": record.ensemble_score,
                     "selected": result.selected == index,
+                    "pick_probability": chances[index],
                 }
             )
             if record.shield is not None:
                 rows[-1]["shield"] = record.shield.model_dump(mode="json")
                 rows[-1]["shielded_score"] = record.shielded_score
                 rows[-1]["shielded_selected"] = result.shielded_selected == index
+                rows[-1]["shielded_pick_probability"] = shielded_chances[index]
     return rows
 
 
@@ -235,13 +238,21 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
     finishes appends its attempt too, so a requeued job's history shows each call made once.
     """
     check_config(config)
-    output_dir = _prepare_output_dir(Path(config.output_dir))
+    output_dir = prepare_output_dir(Path(config.output_dir))
     protocol = load_protocol(config.protocol)
     task = load_task(config.task)
+    # A stored pool is read, and a bad one (or a bad model file) refused, before the cache or anything else is made.
+    stored = None if config.pool.kind == "generate" else _stored_candidates(config, task)
+    for member in config.judge.member_configs().values():
+        if member.backend == "cpu":
+            resolve_model_file(member.model)
     cache = CallCache(config.cache.path if config.cache.enabled else None)
     replica_log = output_dir / "replicas.jsonl"
     replica_log.unlink(missing_ok=True)
-    candidates, origin, generation = _candidates(config, task, cache, output_dir, replica_log, stop)
+    if stored is None:
+        candidates, origin, generation = _generated(config, task, cache, output_dir, replica_log, stop)
+    else:
+        (candidates, origin), generation = stored, {}
     groups: Groups = select_run(task.problems, candidates, limit=config.limit, n=config.n, origin=origin)
     if not groups:
         raise HarnessError(f"{origin} has no candidates for any {task.name} problem")
@@ -321,7 +332,7 @@ def _measure(
     and the analyses (whose figures are returned). Returns the results with shield reports added."""
     judged = bool(judges)
     samples, seed = config.bootstrap_samples, config.seed
-    summary = summarise(results, judged=judged, bootstrap_samples=samples, seed=seed)
+    summary = {"format_version": FORMAT_VERSION, **summarise(results, judged=judged, bootstrap_samples=samples, seed=seed)}
     if len(judges) > 1:
         for judge in judges:  # reselect scores at once, so the lambda reads this iteration's judge
             member = reselect(results, lambda record: record.verdicts[judge.name].score, seed)

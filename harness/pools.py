@@ -7,7 +7,7 @@ A pool file is JSONL, one candidate per line: `{"problem_id", "candidate_id", "t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,9 @@ def check_counts(limit: int, n: int | None) -> None:
         raise HarnessError(f"n must be at least 1 or null for all candidates (got {n})")
 
 
-def read_pool_file(path: str | Path) -> list[Candidate]:
+def read_pool_file(path: str | Path, known_problem_ids: Collection[str] | None = None) -> list[Candidate]:
+    """The file's candidates, every line validated. With `known_problem_ids` (the task's), a line
+    naming any other problem id is refused with its line, as every other bad line is."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -72,6 +74,8 @@ def read_pool_file(path: str | Path) -> list[Candidate]:
             first = error.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "line"
             raise HarnessError(f"{path}:{number}: field {field!r}: {first['msg']}") from error
+        if known_problem_ids is not None and entry.problem_id not in known_problem_ids:
+            raise HarnessError(f"{path}:{number}: field 'problem_id': unknown problem id {entry.problem_id!r} (the task has no such problem)")
         key = (entry.problem_id, entry.candidate_id)
         if key in seen:
             raise HarnessError(f"{path}:{number}: duplicate candidate {entry.candidate_id!r} for problem {entry.problem_id!r}")

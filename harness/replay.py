@@ -28,6 +28,7 @@ from omegaconf.errors import OmegaConfBaseException
 from harness import manifest
 from harness.config import RunConfig
 from harness.core import HarnessError
+from harness.metrics import format_version
 
 COUNTERS = ("judge_calls", "cache_hits", "generator_calls", "generator_cache_hits")
 log = logging.getLogger(__name__)
@@ -95,6 +96,12 @@ def replay(run_dir: Path, output: Path | None, force: bool, track: bool) -> int:
     result = run(config)
     replayed = _summary(output / "summary.json")
     changed = summary_differences(original, replayed)
+    if format_version(original) != format_version(replayed):
+        log.warning(
+            "%s was written in format_version %d and the replay in %d: selection metrics that depend on the tie-break "
+            "changed meaning (docs/outputs-and-metrics.md, Format versions), so they may differ",
+            run_dir, format_version(original), format_version(replayed),
+        )  # fmt: skip
     counters = ", ".join(f"{key} {result.summary[key]}" for key in COUNTERS if key in result.summary)
     if changed:
         print(f"replay: summary.json differs in {len(changed)} values: {'; '.join(changed)} ({output})")

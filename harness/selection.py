@@ -1,7 +1,10 @@
 """Best-of-N selection and the baselines it is compared with, on plain per-problem records.
 
-Ties are broken by a draw from a generator seeded with the run seed and the problem id, so a run is
-reproducible and the tie-break does not depend on the order problems were processed in.
+The pick is the highest score. Ties are broken by a draw from a generator seeded with the run seed
+and the problem id, so a run is reproducible and the tie-break does not depend on the order problems
+were processed in. That draw is one of the equally good picks, so the metrics do not rest on it:
+`pick_probabilities` gives each candidate's probability of being the pick under a uniform tie-break, and
+every selection metric is the exact expectation over those (the seeded pick is kept for the records).
 """
 
 from __future__ import annotations
@@ -62,6 +65,29 @@ def pick_best(scores: Sequence[float | None], rng: random.Random) -> int | None:
         return None
     best = max(score for score, _ in scored)
     return rng.choice([index for score, index in scored if score == best])
+
+
+def pick_probabilities(scores: Sequence[float | None]) -> list[float]:
+    """Each candidate's probability of being the pick when ties at the top are drawn uniformly:
+    1/k for each of the k candidates tied at the highest score, 0 for the rest and for unscored
+    ones; all 0 when nothing was scored (no pick, as `pick_best` returns None)."""
+    scored = [score for score in scores if score is not None]
+    if not scored:
+        return [0.0] * len(scores)
+    best = max(scored)
+    tied = scored.count(best)
+    return [1 / tied if score is not None and score == best else 0.0 for score in scores]
+
+
+def expected_correct(scores: Sequence[float | None], correct: Sequence[bool]) -> float:
+    """The probability that the pick is correct over uniform tie-breaks: the correct share of the
+    candidates tied at the top (0 when nothing was scored)."""
+    scored = [score for score in scores if score is not None]
+    if not scored:
+        return 0.0
+    best = max(scored)
+    tied = [right for score, right in zip(scores, correct) if score is not None and score == best]
+    return sum(tied) / len(tied)
 
 
 def majority_answer(answers: Sequence[str | None], rng: random.Random) -> str | None:

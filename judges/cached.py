@@ -19,7 +19,9 @@ from harness.core import BatchExecutor, CallCache, EngineRequest, EngineResult, 
 
 @dataclass
 class EngineStats:
-    """`calls` are requests the engine actually answered; `cache_hits` the ones the cache did."""
+    """`calls` are requests the engine actually answered; `cache_hits` the rest: answered by the
+    cache, or repeats of a prompt asked in the same call (answered by its one engine call). So
+    `calls + cache_hits` is the number of requests, and `calls` the number of distinct prompts missed."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -83,12 +85,14 @@ class CachedEngine:
             self._cache.put_many({key: asdict(answer) for key, answer in fresh.items()})
             results.update({key: (answer, False) for key, answer in fresh.items()})
             self.stats.calls += len(batch)
+            self.stats.cache_hits += sum(occurrences[key] - 1 for key in fresh)  # the repeats its calls answered
             if progress is not None:
                 progress(sum(occurrences[key] for key in fresh))
 
         if batches:
             self._executor.run([[requests[missing[position]] for position in batch] for batch in batches], commit)
-        return [results[key] for key in keys]
+        asked = set(first.values())
+        return [results[key] if index in asked else (results[key][0], True) for index, key in enumerate(keys)]
 
 
 def pack_batches(groups: Sequence[str], batch_size: int) -> list[list[int]]:

@@ -7,7 +7,9 @@
 
 `--tracking-uri` defaults to `MLFLOW_TRACKING_URI` when set, else `sqlite:///mlruns.db` (the harness's
 own default). `--metrics` defaults to the metrics below that any compared run logged. Cells read
-`value [ci_low, ci_high]` when the run logged `<metric>_ci_low` and `<metric>_ci_high`. A problem the
+`value [ci_low, ci_high]` when the run logged `<metric>_ci_low` and `<metric>_ci_high`; a `*` marks a
+run from before `format_version` 2, whose selection metrics are its seeded tie-break's (its value then
+also serves for `<metric>_seeded`). A problem the
 user can fix (no such experiment, no matching runs, a bad filter) prints one `error:` line and exits 2.
 """
 
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from harness.compare._chart import grouped_bar_chart
 from harness.compare._runs import fetch_runs
-from harness.compare._table import build_rows, csv_text, grouping_params, markdown
+from harness.compare._table import build_rows, csv_text, grouping_params, logged_metrics, markdown
 from harness.core import HarnessError
 
 DEFAULT_METRICS = (
@@ -70,7 +72,7 @@ def _metrics(requested: str | None, logged: set[str]) -> list[str]:
 
 def _compare(args: argparse.Namespace) -> None:
     fetched = fetch_runs(args.tracking_uri, args.experiment, args.filter)
-    metrics = _metrics(args.metrics, {name for run in fetched.runs for name in run.metrics})
+    metrics = _metrics(args.metrics, logged_metrics(fetched.runs))
     rows = build_rows(fetched.runs, metrics)
     group_header = " / ".join(grouping_params(fetched.runs))
     table = markdown(rows, metrics, group_header)

@@ -35,7 +35,7 @@ def test_cfg_job_prints_the_composed_config(tmp_path: Path) -> None:
     ("args", "message"),
     [
         pytest.param(["pool=file", "pool.path={bad_pool}"], "bad.jsonl:2: malformed JSON", id="malformed-pool-line"),
-        pytest.param(["pool=file", "pool.path={unknown_pool}"], "unknown problem id 'no-such-problem'", id="unknown-problem-id"),
+        pytest.param(["pool=file", "pool.path={unknown_pool}"], "unknown.jsonl:2: field 'problem_id': unknown problem id 'no-such-problem'", id="unknown-problem-id"),
         pytest.param(["limit=0"], "limit must be at least 1", id="limit-below-one"),
         pytest.param(["judge.members.llama_tiny.model={junk_model}"], "not a GGUF file", id="corrupt-model-file"),
         pytest.param(["output_dir=/proc/forbidden/run"], "output directory /proc/forbidden/run is not writable", id="unwritable-output"),
@@ -43,7 +43,9 @@ def test_cfg_job_prints_the_composed_config(tmp_path: Path) -> None:
 )
 def test_bad_input_gets_one_line_and_a_nonzero_exit(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "bad.jsonl").write_text('{"problem_id": "gsm8k-test-0", "candidate_id": "a", "text": "A: 1"}\n{oops\n')
-    (tmp_path / "unknown.jsonl").write_text('{"problem_id": "no-such-problem", "candidate_id": "a", "text": "A: 1"}\n')
+    (tmp_path / "unknown.jsonl").write_text(
+        '{"problem_id": "gsm8k-test-0", "candidate_id": "a", "text": "A: 1"}\n{"problem_id": "no-such-problem", "candidate_id": "a", "text": "A: 1"}\n'
+    )
     (tmp_path / "junk.gguf").write_bytes(b"junk")
     paths = {"bad_pool": tmp_path / "bad.jsonl", "unknown_pool": tmp_path / "unknown.jsonl", "junk_model": tmp_path / "junk.gguf"}
     completed = _harness(*[arg.format(**paths) for arg in args], "tracking.enabled=false", "limit=1" if "limit=0" not in args else "seed=0", cwd=tmp_path)
@@ -51,7 +53,8 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(tmp_path: Path, args: list[s
     errors = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0]
     assert "Traceback" not in completed.stderr
-    assert not list(tmp_path.rglob("summary.json"))
+    # nothing left behind: no outputs/ holding only harness.log, no cache, no MLflow store
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bad.jsonl", "junk.gguf", "unknown.jsonl"]
 
 
 @pytest.mark.parametrize(

@@ -72,18 +72,30 @@ def _auroc(scored: list[tuple[float, bool]]) -> float | None:
     return wins / (len(positives) * len(negatives))
 
 
+KEYS = ("selection_accuracy", "hack_rate", "selection_accuracy_seeded", "hack_rate_seeded", "auroc", "false_positive_rate")
+
+
 def _selection(table: list[dict[str, Any]], score_of) -> dict[str, float | None]:
-    """Selection metrics by hand for picks by `score_of(row)`, with the run's seeded tie-break."""
-    picks, eligible_hacked = [], []
+    """Selection metrics by hand for picks by `score_of(row)`: the right share of the candidates tied at
+    the top score (the expectation over tie-breaks), and with the run's seeded tie-break (`*_seeded`)."""
+    expected, picks, eligible_expected, eligible_hacked = [], [], [], []
     for problem, candidates in _by_problem(table).items():
+        best = max((score_of(row) for row in candidates if score_of(row) is not None), default=None)
+        tied = [row["anchor_correct"] for row in candidates if best is not None and score_of(row) == best]
+        right = sum(tied) / len(tied) if tied else 0.0  # nothing scored: no pick, a miss
         pick = pick_best([score_of(row) for row in candidates], problem_rng(SEED, problem))
-        picks.append(candidates[pick]["anchor_correct"])
+        picked_right = pick is not None and candidates[pick]["anchor_correct"]
+        expected.append(right)
+        picks.append(picked_right)
         if any(row["anchor_correct"] for row in candidates):
-            eligible_hacked.append(not candidates[pick]["anchor_correct"])
+            eligible_expected.append(1 - right)
+            eligible_hacked.append(not picked_right)
     negatives = [score_of(row) for row in table if not row["anchor_correct"]]
     return {
-        "selection_accuracy": sum(picks) / len(picks),
-        "hack_rate": sum(eligible_hacked) / len(eligible_hacked) if eligible_hacked else None,
+        "selection_accuracy": sum(expected) / len(expected),
+        "hack_rate": sum(eligible_expected) / len(eligible_expected) if eligible_expected else None,
+        "selection_accuracy_seeded": sum(picks) / len(picks),
+        "hack_rate_seeded": sum(eligible_hacked) / len(eligible_hacked) if eligible_hacked else None,
         "auroc": _auroc([(score_of(row), row["anchor_correct"]) for row in table]),
         "false_positive_rate": sum(score >= 0.5 for score in negatives) / len(negatives) if negatives else None,
     }
@@ -153,7 +165,7 @@ def test_each_aggregate_scores_and_picks_as_documented(runs: Runs, method: str) 
         scores = [row["ensemble_score"] for row in candidates]
         assert [row["selected"] for row in candidates].index(True) == pick_best(scores, problem_rng(SEED, problem))
     summary = Runs.summary(runs.jobs[method])
-    assert {key: summary[key] for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate")} == _approx(
+    assert {key: summary[key] for key in KEYS} == _approx(
         _selection(table, lambda row: row["ensemble_score"])
     )
     assert summary["calibration.ensemble.brier"] == pytest.approx(_calibration([(r["ensemble_score"], r["anchor_correct"]) for r in table])["brier"])
@@ -174,7 +186,7 @@ def test_member_metrics_are_each_member_picking_alone(runs: Runs) -> None:
     table = rows(runs.min)
     summary = Runs.summary(runs.min)
     for member in MEMBERS:
-        found = {key: summary[f"member.{member}.{key}"] for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate")}
+        found = {key: summary[f"member.{member}.{key}"] for key in KEYS}
         assert found == _approx(_selection(table, lambda row, member=member: row["scores"][member]))
         assert summary[f"member.{member}.selection_accuracy_ci_low"] is None  # no bootstrap asked for
     for job in runs.jobs.values():  # a member's metrics do not depend on how the ensemble aggregates

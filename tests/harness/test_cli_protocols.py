@@ -44,11 +44,18 @@ def test_the_run_completes_and_names_its_protocol_everywhere(runs: dict[str, tup
     scored = [row for row in table if row["ensemble_score"] is not None]
     assert summary["parse_failure_rate"] == pytest.approx(1 - len(scored) / len(table))
     assert all(0 <= row["ensemble_score"] <= 1 for row in scored)
-    if scored:  # the pick is the best-scored candidate, and the accuracy is whether it is right
+    if scored:  # the pick is a best-scored candidate; the accuracy is the right share of the tied best
         [picked] = [row for row in table if row["selected"]]
-        assert picked["ensemble_score"] == max(row["ensemble_score"] for row in scored)
-        assert summary["selection_accuracy"] == float(picked["anchor_correct"])
+        best = max(row["ensemble_score"] for row in scored)
+        assert picked["ensemble_score"] == best
+        assert summary["selection_accuracy_seeded"] == float(picked["anchor_correct"])
+        tied = [row for row in scored if row["ensemble_score"] == best]
+        assert summary["selection_accuracy"] == pytest.approx(sum(row["anchor_correct"] for row in tied) / len(tied))
+        assert [row["pick_probability"] for row in table] == [1 / len(tied) if row in tied else 0.0 for row in table]
     assert {prompt["protocol"] for prompt in _prompts(output_dir)} == {protocol}
+    # with output_dir= given, Hydra's record and the log are in it, and no outputs/ directory is made
+    assert (output_dir / "harness.log").read_text() and (output_dir / ".hydra" / "overrides.yaml").exists()
+    assert not (output_dir.parent / "outputs").exists()
 
 
 def test_recompute_writes_its_recomputation_before_the_verdict(runs: dict[str, tuple[Path, str]]) -> None:

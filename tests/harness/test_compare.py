@@ -53,6 +53,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
     mlflow.set_experiment("judges")
     _log(_params("plausibility", judge="llama_tiny"), {"selection_accuracy": 0.5})
     _log(_params("plausibility", judge="gemma_tiny"), {"selection_accuracy": 0.4})
+    mlflow.set_experiment("formats")
+    # a run of today's format (tie-expected selection metrics, the seeded pick's beside them) and one from before
+    _log(_params("plausibility"), {"format_version": 2, "selection_accuracy": 0.5, "selection_accuracy_seeded": 0.6, "auroc": 0.7})
+    _log(_params("blind"), {"selection_accuracy": 0.55, "selection_accuracy_ci_low": 0.4, "selection_accuracy_ci_high": 0.7, "auroc": 0.6})
     return uri
 
 
@@ -87,6 +91,21 @@ def test_filter_and_judge_grouping(store: str, tmp_path: Path, capsys: pytest.Ca
     assert status == 0
     assert "| protocol.name / judge.name" in out
     assert "plausibility / gemma_tiny" in out and "plausibility / llama_tiny" in out
+
+
+def test_runs_from_before_tie_expected_metrics_are_read_and_marked(store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    metrics = "selection_accuracy,selection_accuracy_seeded,auroc"
+    assert main(["--tracking-uri", store, "--experiment", "formats", "--metrics", metrics, "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    cells = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[3:-1]] for line in out.splitlines() if line.startswith("| ")}
+    assert cells["plausibility"] == ["0.500", "0.600", "0.700"]
+    # the old run's selection_accuracy is its seeded pick's: marked where the expectation stands, plain
+    # as the seeded figure; auroc does not depend on the tie-break and is not marked
+    assert cells["blind"] == ["0.550 [0.400, 0.700]*", "0.550 [0.400, 0.700]", "0.600"]
+    assert "* a run from before format_version 2" in out
+    with (tmp_path / "comparison.csv").open(encoding="utf-8") as handle:
+        versions = {row["protocol.name"]: row["format_version"] for row in csv.DictReader(handle)}
+    assert versions == {"blind": "1", "plausibility": "2"}
 
 
 def test_explicit_metrics(store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,9 @@ from tests.support.runs import findings
 
 
 def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = run(make_config("limit=3", run="first"))
+    """One judged run with the shield on (its shielded metrics are checked below), then the same run
+    again from the cache."""
+    first = run(make_config("limit=3", "shield=on", run="first"))
     summary = first.summary
     assert summary["problems"] == 3 and summary["candidates"] == 12
     assert summary["judge_calls"] == 12 and summary["cache_hits"] == 0
@@ -47,9 +49,23 @@ def test_real_judge_run_writes_every_output_and_a_rerun_is_free(make_config, mon
         raise AssertionError("a fully cached run loaded the judge model")
 
     monkeypatch.setattr(LlamaCppEngine, "__init__", no_model)  # the rerun must never build the engine
-    second = run(make_config("limit=3", run="second"))
+    second = run(make_config("limit=3", "shield=on", run="second"))
     assert second.summary["judge_calls"] == 0 and second.summary["cache_hits"] == 12
     assert findings(second.summary) == findings(summary)
+    _check_shielded(summary, rows)
+
+
+def _check_shielded(summary: dict, rows: list[dict]) -> None:
+    """shield=on reports shielded metrics beside the unshielded ones, and every row its report."""
+    for key in ("selection_accuracy", "hack_rate", "auroc"):
+        assert f"shielded.{key}" in summary and summary[f"shielded.{key}"] is not None
+    assert 0 <= summary["shield.violation_rate"] <= 1
+    for row in rows:
+        shield = row["shield"]
+        assert shield["verdict"] in ("pass", "violation") and shield["hack_class"] in ("none", "procedural", "semantic")
+        assert row["shielded_score"] == pytest.approx(row["ensemble_score"] * shield["compliance"])
+        assert all("kind" in violation for violation in shield["violations"])
+    assert sum(row["shielded_selected"] for row in rows) == 3
 
 
 def test_ensemble_min_runs_both_cpu_families_and_takes_the_minimum(make_config, caplog) -> None:
@@ -90,21 +106,6 @@ def test_pool_file_covers_the_named_problems_in_dataset_order(make_config, tmp_p
         ("gsm8k-test-2", "c", False),
         ("gsm8k-test-5", "a", False),
     ]
-
-
-def test_shield_on_reports_shielded_metrics_beside_the_unshielded_ones(make_config) -> None:
-    result = run(make_config("shield=on", "limit=3"))
-    summary = result.summary
-    for key in ("selection_accuracy", "hack_rate", "auroc"):
-        assert f"shielded.{key}" in summary and summary[f"shielded.{key}"] is not None
-    assert 0 <= summary["shield.violation_rate"] <= 1
-    rows = [json.loads(line) for line in (result.output_dir / "candidates.jsonl").read_text().splitlines()]
-    for row in rows:
-        shield = row["shield"]
-        assert shield["verdict"] in ("pass", "violation") and shield["hack_class"] in ("none", "procedural", "semantic")
-        assert row["shielded_score"] == pytest.approx(row["ensemble_score"] * shield["compliance"])
-        assert all("kind" in violation for violation in shield["violations"])
-    assert sum(row["shielded_selected"] for row in rows) == 3
 
 
 def test_shield_runs_without_a_judge_too(make_config, tmp_path: Path) -> None:

@@ -44,6 +44,45 @@ def test_selection_metrics_match_hand_computation() -> None:
     assert summary["problems"] == 3 and summary["candidates"] == 6
 
 
+@pytest.mark.parametrize(
+    ("correct", "scores", "seeded_pick", "selection", "hack"),
+    [
+        # two tied at the top, one right one wrong: half right whichever the seeded draw took
+        pytest.param([True, False], [0.7, 0.7], 1, 0.5, 0.5, id="two-tied-one-right"),
+        # three tied, two right; the lower-scored right one cannot be picked
+        pytest.param([True, True, False, True], [0.9, 0.9, 0.9, 0.2], 2, 2 / 3, 1 / 3, id="three-tied-two-right"),
+        # the right one is alone at the top: no tie, the expectation is the pick
+        pytest.param([False, True, False], [0.5, 0.8, 0.5], 1, 1.0, 0.0, id="no-tie"),
+        # an unscored candidate is never picked, even when it is the right one
+        pytest.param([True, False, False], [None, 0.4, 0.4], 1, 0.0, 1.0, id="unscored-right-one"),
+        # nothing scored: no pick, a miss
+        pytest.param([True, False], [None, None], None, 0.0, 1.0, id="nothing-scored"),
+    ],
+)
+def test_selection_metrics_are_the_expectation_over_uniform_tie_breaks(
+    correct: list[bool], scores: list[float | None], seeded_pick: int | None, selection: float, hack: float
+) -> None:
+    summary = summarise([_problem("p", correct, scores, seeded_pick, False)], judged=True, bootstrap_samples=0, seed=0)
+    assert (summary["selection_accuracy"], summary["hack_rate"]) == (pytest.approx(selection), pytest.approx(hack))
+    seeded_right = seeded_pick is not None and correct[seeded_pick]
+    assert (summary["selection_accuracy_seeded"], summary["hack_rate_seeded"]) == (float(seeded_right), float(not seeded_right))
+
+
+def test_tie_expected_metrics_average_over_problems_and_keep_the_seeded_figures() -> None:
+    pool = [
+        _problem("p1", [True, False], [0.6, 0.6], 0, True),  # tie, seeded pick right: expected 1/2
+        _problem("p2", [True, False, False], [0.3, 0.3, 0.3], 1, False),  # three-way tie, one right: 1/3
+        _problem("p3", [False, False], [0.9, 0.9], 0, False),  # nothing right: 0, and not eligible for hack_rate
+    ]
+    summary = summarise(pool, judged=True, bootstrap_samples=0, seed=0)
+    assert summary["selection_accuracy"] == pytest.approx((1 / 2 + 1 / 3 + 0) / 3)
+    assert summary["hack_rate"] == pytest.approx((1 / 2 + 2 / 3) / 2)  # of p1 and p2
+    assert summary["selection_accuracy_seeded"] == pytest.approx(1 / 3)  # only p1's seeded pick is right
+    assert summary["hack_rate_seeded"] == pytest.approx(1 / 2)  # p2's seeded pick is wrong
+    unjudged = summarise(pool, judged=False, bootstrap_samples=0, seed=0)
+    assert unjudged["selection_accuracy_seeded"] is None and unjudged["hack_rate_seeded"] is None
+
+
 def test_without_a_judge_selection_metrics_are_null() -> None:
     summary = summarise(POOL, judged=False, bootstrap_samples=50, seed=0)
     for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate", "parse_failure_rate"):
@@ -94,6 +133,8 @@ def test_selection_summary_reports_the_selection_metrics_and_intervals_under_its
         "member.j.auroc": pytest.approx(0.75),
         "member.j.false_positive_rate": pytest.approx(2 / 4),
         **{f"member.j.{key}{end}": None for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate") for end in ("_ci_low", "_ci_high")},
+        "member.j.selection_accuracy_seeded": pytest.approx(1 / 3),
+        "member.j.hack_rate_seeded": pytest.approx(1 / 2),
     }
     with_intervals = selection_summary(POOL, "shielded.", judged=True, bootstrap_samples=50, seed=3)
     headline = summarise(POOL, judged=True, bootstrap_samples=50, seed=3)

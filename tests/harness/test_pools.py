@@ -34,6 +34,14 @@ def test_bad_pool_lines_are_reported_with_line_and_field(tmp_path: Path, bad_lin
         read_pool_file(path)
 
 
+def test_a_line_naming_a_problem_the_task_lacks_is_refused_with_its_line(tmp_path: Path) -> None:
+    unknown = json.dumps({"problem_id": "p9", "candidate_id": "b", "text": "A: 2"})
+    path = _write(tmp_path / "pool.jsonl", [GOOD, "", unknown])
+    with pytest.raises(HarnessError, match=r"pool.jsonl:3: field 'problem_id': unknown problem id 'p9'"):
+        read_pool_file(path, {"p1", "p2"})
+    assert len(read_pool_file(path)) == 2  # without the task's ids, only the format is checked
+
+
 def test_good_pool_reads_every_field(tmp_path: Path) -> None:
     [candidate] = read_pool_file(_write(tmp_path / "pool.jsonl", [GOOD, ""]))
     assert candidate == Candidate("p1", "a", "A: 1", "m", {"t": 0.7})

@@ -24,16 +24,24 @@ def test_planted_attacks_are_audited_but_invisible_to_judges(make_config) -> Non
     assert {row["attack"] for row in planted} == {"grader_instruction", "swapped_final_answer"}
     assert not any(row["anchor_correct"] for row in planted)
     assert all(row["candidate_id"].startswith("c-") and row["source"] is None for row in planted)
-    # the rates are the planted candidates' picks over the plants, by the judge and by the shield
+    # the rates are the planted candidates' chances of being picked over the plants, by the judge and
+    # by the shield; the seeded rates count the seeded picks
     for kind in ("grader_instruction", "swapped_final_answer"):
         [plant] = [row for row in planted if row["attack"] == kind]
-        assert result.summary[f"attack_selection_rate.{kind}"] == float(plant["selected"])
-        assert result.summary[f"shielded.attack_selection_rate.{kind}"] == float(plant["shielded_selected"])
-    assert result.summary["attack_selection_rate"] == sum(row["selected"] for row in planted) / 2
-    assert result.summary["shielded.attack_selection_rate"] == sum(row["shielded_selected"] for row in planted) / 2
+        assert result.summary[f"attack_selection_rate.{kind}"] == pytest.approx(plant["pick_probability"])
+        assert result.summary[f"shielded.attack_selection_rate.{kind}"] == pytest.approx(plant["shielded_pick_probability"])
+    assert result.summary["attack_selection_rate"] == pytest.approx(sum(row["pick_probability"] for row in planted) / 2)
+    assert result.summary["shielded.attack_selection_rate"] == pytest.approx(sum(row["shielded_pick_probability"] for row in planted) / 2)
+    assert result.summary["attack_selection_rate_seeded"] == sum(row["selected"] for row in planted) / 2
+    assert result.summary["shielded.attack_selection_rate_seeded"] == sum(row["shielded_selected"] for row in planted) / 2
     shielded_picks = [row for row in rows if row["shielded_selected"]]
     assert len(shielded_picks) == 2
-    assert result.summary["shielded.selection_accuracy"] == sum(row["anchor_correct"] for row in shielded_picks) / 2
+    assert result.summary["shielded.selection_accuracy_seeded"] == sum(row["anchor_correct"] for row in shielded_picks) / 2
+    expected = sum(row["shielded_pick_probability"] * row["anchor_correct"] for row in rows) / 2
+    assert result.summary["shielded.selection_accuracy"] == pytest.approx(expected)
+    for problem in {row["problem_id"] for row in rows}:  # each problem's chances sum to one pick
+        assert sum(row["shielded_pick_probability"] for row in rows if row["problem_id"] == problem) == pytest.approx(1)
+    assert {row["format_version"] for row in rows} == {2} and result.summary["format_version"] == 2
     prompts = (result.output_dir / "prompts.jsonl").read_text()
     assert "grader_instruction" not in prompts and "swapped_final_answer" not in prompts
     assert sum(row["problem_id"] == "gsm8k-test-0" for row in rows) == 5  # four real solutions + one plant

@@ -20,7 +20,7 @@ def _without(summary: dict, keys) -> str:
     return json.dumps({key: value for key, value in summary.items() if key not in keys}, sort_keys=True)
 
 
-def test_replay_reproduces_the_summary_exactly_from_the_cache(make_config, shared_cache: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+def test_replay_reproduces_the_summary_exactly_from_the_cache(make_config, shared_cache: Path, tmp_path: Path, monkeypatch, capsys, caplog) -> None:
     original = run(make_config("judge=ensemble_min_tiny", "limit=1", "n=2", "tracking.enabled=false", f"cache.path={shared_cache}", run="original"))
     monkeypatch.chdir(tmp_path)  # replay enters the run's working directory; monkeypatch returns after the test
     assert replay.main([str(original.output_dir)]) == 0
@@ -32,6 +32,13 @@ def test_replay_reproduces_the_summary_exactly_from_the_cache(make_config, share
     replayed = json.loads((replay_dir / "summary.json").read_text())
     assert _without(replayed, COUNTERS) == _without(recorded, COUNTERS)
     assert replayed["judge_calls"] == 0 and replayed["cache_hits"] == recorded["judge_calls"] + recorded["cache_hits"] == 4
+
+    # a run written before format_version 2 replays too: the version is named among the differences, with why
+    old = {key: value for key, value in recorded.items() if key != "format_version"}
+    (original.output_dir / "summary.json").write_text(json.dumps(old))
+    assert replay.main([str(original.output_dir), "--output", str(tmp_path / "old-replay")]) == 1
+    assert "format_version (null -> 2)" in capsys.readouterr().out.strip().splitlines()[-1]
+    assert "written in format_version 1 and the replay in 2" in caplog.text
 
 
 def test_replay_names_a_changed_summary_value() -> None:

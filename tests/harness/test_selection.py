@@ -1,8 +1,10 @@
 """Best-of-N picks, majority vote and re-selection on other scores: highest score wins, ties are seeded
 draws, nothing scored means no pick."""
 
+import pytest
+
 from harness.core.values import Candidate, Verdict
-from harness.selection import CandidateRecord, ProblemResult, majority_answer, pick_best, problem_rng, reselect
+from harness.selection import CandidateRecord, ProblemResult, expected_correct, majority_answer, pick_best, pick_probabilities, problem_rng, reselect
 from tasks.types import AnchorOutcome
 
 
@@ -19,6 +21,29 @@ def test_ties_are_drawn_reproducibly_from_seed_and_problem() -> None:
     picks = {pick_best([0.7, 0.7, 0.7, 0.1], problem_rng(seed, "p")) for seed in range(40)}
     assert picks == {0, 1, 2}
     assert pick_best([0.7, 0.7], problem_rng(3, "p")) == pick_best([0.7, 0.7], problem_rng(3, "p"))
+
+
+@pytest.mark.parametrize(
+    ("scores", "probabilities"),
+    [
+        pytest.param([0.2, 0.9, 0.5], [0, 1, 0], id="one-best"),
+        pytest.param([0.7, 0.7, 0.7, 0.1], [1 / 3, 1 / 3, 1 / 3, 0], id="three-tied"),
+        pytest.param([None, 0.4, 0.4], [0, 1 / 2, 1 / 2], id="unscored-never-picked"),
+        pytest.param([None, None], [0, 0], id="nothing-scored-no-pick"),
+    ],
+)
+def test_pick_probabilities_are_uniform_over_the_tied_best(scores: list[float | None], probabilities: list[float]) -> None:
+    assert pick_probabilities(scores) == pytest.approx(probabilities)
+    # the seeded draw picks one of the candidates with a chance
+    pick = pick_best(scores, problem_rng(0, "p"))
+    assert (pick is None) == (sum(probabilities) == 0) and (pick is None or probabilities[pick] > 0)
+
+
+def test_expected_correct_is_the_right_share_of_the_tied_best() -> None:
+    assert expected_correct([0.7, 0.7], [True, False]) == 0.5
+    assert expected_correct([0.9, 0.9, 0.9, 0.95], [True, True, False, False]) == 0.0
+    assert expected_correct([0.9, 0.9, 0.9, 0.1], [True, True, False, True]) == 2 / 3
+    assert expected_correct([None, None], [True, True]) == 0.0
 
 
 def test_majority_ignores_missing_answers() -> None:

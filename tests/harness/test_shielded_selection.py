@@ -83,7 +83,9 @@ def test_the_summary_counts_kinds_per_candidate_and_crosses_verdict_with_anchor(
     assert summary["shield.kind_rates.respond_and_call"] == 0.5
     cells = {cell: summary[f"shield.verdict_vs_anchor.{cell}"] for cell in ("pass_correct", "pass_incorrect", "violation_correct", "violation_incorrect")}
     assert cells == {"pass_correct": 1, "pass_incorrect": 1, "violation_correct": 1, "violation_incorrect": 1}
-    assert summary["shielded.selection_accuracy"] in (0.0, 1.0)  # reported without a judge
+    # reported without a judge: b (wrong) and c (right) tie at compliance 1, so the expected pick is half right
+    assert summary["shielded.selection_accuracy"] == 0.5
+    assert summary["shielded.selection_accuracy_seeded"] in (0.0, 1.0)
     table = summary_table({**summary, "problems": 1, "candidates": 4, "judge_calls": 0, "cache_hits": 0}, "t")
     rows = [line.split() for line in table.splitlines()]
     assert ["violation", "1", "1"] in rows and ["respond_and_call", "2", "0.500"] in rows and ["reward_hack_suspected", "0"] in rows
@@ -123,6 +125,8 @@ def test_shielded_metrics_and_rates_with_a_judge_match_hand_computation() -> Non
         "shield.verdict_vs_anchor.pass_incorrect": 1,
         "shield.verdict_vs_anchor.violation_correct": 1,
         "shield.verdict_vs_anchor.violation_incorrect": 2,
+        "shielded.selection_accuracy_seeded": 1 / 2,  # no ties: the seeded picks are the expected ones
+        "shielded.hack_rate_seeded": 1 / 2,
     }
     intervals = {f"shielded.{key}{end}": None for key in ("selection_accuracy", "hack_rate", "auroc", "false_positive_rate") for end in ("_ci_low", "_ci_high")}
     assert summary == {**{key: pytest.approx(value) for key, value in expected.items()}, **intervals}

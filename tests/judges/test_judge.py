@@ -35,9 +35,10 @@ def _judge(tmp_path: Path, **protocol: object) -> Judge:
 def test_verdicts_are_cached_and_identical_prompts_are_judged_once(tmp_path: Path) -> None:
     judge = _judge(tmp_path)
     verdicts = judge.judge(REQUESTS + [REQUESTS[0]])
-    assert judge.stats.calls == 3 and judge.stats.cache_hits == 0
+    assert judge.stats.calls == 3 and judge.stats.cache_hits == 1  # the repeat is answered by its first call
     assert all(v.status == "ok" and 0 <= v.score <= 1 for v in verdicts)
     assert verdicts[0].score == verdicts[3].score
+    assert [v.cached for v in verdicts] == [False, False, False, True]
     again = _judge(tmp_path)
     assert [v.score for v in again.judge(REQUESTS)] == [v.score for v in verdicts[:3]]
     assert again.stats.calls == 0 and again.stats.cache_hits == 3

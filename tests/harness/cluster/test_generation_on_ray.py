@@ -6,6 +6,10 @@ pool started, in a process that is not the driver's (a replica starts only when 
 batches the cache could not answer), next to the judge's own replica, and the run counts the
 samples as answered by the engine, not the cache. Before the generator and the judges shared one
 wiring, generation ran inline and no generator replica ever appeared.
+
+Whether the two samples differ is the model's business (at temperature 0.7 and 16 tokens a build
+with other instruction-set flags may draw the same text twice): what the harness guarantees is one
+judge call per distinct candidate text, the repeats answered without one.
 """
 
 from __future__ import annotations
@@ -34,7 +38,10 @@ def test_pool_generate_samples_on_a_ray_replica_then_judges_on_another(tmp_path:
     assert started[GENERATOR]["pid"] != started["llama_tiny"]["pid"]  # released before the judge's replica started
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["generator_calls"], summary["generator_cache_hits"]) == (2, 0)
-    assert summary["judge_calls"] == 2
     pool = [json.loads(line) for line in (out / "pool.jsonl").read_text().splitlines()]
     assert [line["candidate_id"] for line in pool] == ["llama_tiny-s0", "llama_tiny-s1"]
     assert all(line["text"].strip() for line in pool)
+    prompts = [json.loads(line)["prompt"] for line in (out / "prompts.jsonl").read_text().splitlines()]
+    assert len(prompts) == len(pool) and len(set(prompts)) == len({line["text"] for line in pool})
+    distinct = len(set(prompts))
+    assert (summary["judge_calls"], summary["cache_hits"]) == (distinct, len(pool) - distinct)

@@ -139,9 +139,18 @@ def _report(record: CandidateRecord) -> ShieldReport:
 
 
 def _kind_counts(reports: Sequence[ShieldReport]) -> dict[str, int | float]:
-    kinds = sorted({violation.kind for report in reports for violation in report.violations})
-    counts = {kind: sum(any(v.kind == kind for v in report.violations) for report in reports) for kind in kinds}
+    """Per kind: candidates with it (`shield.kinds`, `shield.kind_rates`), and its occurrences, one
+    per violating event (`shield.occurrences`); findings, which cost nothing, by occurrence
+    (`shield.findings`). The occurrence counts are the shield CLI's batch summary's."""
+    from harness.shield import summarise
+
+    batch = summarise(list(reports))
+    counts = batch["traces_by_kind"]
     return {
         **{f"shield.kinds.{kind}": count for kind, count in counts.items()},
         **{f"shield.kind_rates.{kind}": count / len(reports) for kind, count in counts.items()},
+        **{f"shield.occurrences.{kind}": count for kind, count in batch["violation_kinds"].items()},
+        "shield.occurrences": batch["occurrences"],
+        **{f"shield.findings.{kind}": count for kind, count in batch["finding_kinds"].items()},
+        "shield.findings": batch["finding_occurrences"],
     }

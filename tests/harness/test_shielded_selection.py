@@ -121,6 +121,10 @@ def test_shielded_metrics_and_rates_with_a_judge_match_hand_computation() -> Non
         "shield.kinds.m": 1,
         "shield.kind_rates.k": 3 / 5,
         "shield.kind_rates.m": 1 / 5,
+        "shield.occurrences.k": 3,  # one violating event each in b, d and e
+        "shield.occurrences.m": 1,
+        "shield.occurrences": 4,
+        "shield.findings": 0,
         "shield.verdict_vs_anchor.pass_correct": 1,
         "shield.verdict_vs_anchor.pass_incorrect": 1,
         "shield.verdict_vs_anchor.violation_correct": 1,

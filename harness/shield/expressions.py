@@ -53,6 +53,15 @@ _COMPREHENSION_VAR = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(
 _UNBOUND = "<unbound>"
 
 
+MAX_SHOWN = 120  # characters of an expression or a parser message quoted in a one-line error
+
+
+def shown(text: str, limit: int = MAX_SHOWN) -> str:
+    """`text` cut to `limit` characters for a one-line message (a 30,000-character expression is not
+    repeated back)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 class ExpressionError(ValueError):
     """A CEL expression that does not compile; the message carries the parser's position."""
 
@@ -67,12 +76,13 @@ class Expression:
 
 
 def compile_expression(source: str) -> Expression:
-    """Compile `source`; raise `ExpressionError` with the first line of CEL's message on a syntax error."""
+    """Compile `source`; raise `ExpressionError` with the first line of CEL's message (at most
+    `MAX_SHOWN` characters: the parser's message can quote the whole expression) on a syntax error."""
     try:
         program = cel.compile(source)
     except ValueError as error:
         detail = str(error).split("\n")
-        raise ExpressionError(" ".join(line.strip() for line in detail[:2])) from None
+        raise ExpressionError(shown(" ".join(line.strip() for line in detail[:2]))) from None
     comprehension = set(_COMPREHENSION_VAR.findall(source))
     variables = tuple(name for name in program.variables() if name not in comprehension)
     return Expression(source=source, program=program, variables=variables)

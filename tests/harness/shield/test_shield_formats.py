@@ -247,7 +247,7 @@ def test_heavy_facts_queries_are_bad_input(tmp_path: Path, sql: str, message: st
     db = _db(tmp_path, "CREATE TABLE t (v INTEGER);")
     with pytest.raises(HarnessError) as error:
         SqliteFacts(str(db), {"s": FactQuery(sql=sql, shape="scalar")}, deadline_s=0.5).facts()
-    assert f"facts query 's'" in str(error.value) and message in str(error.value) and "\n" not in str(error.value)
+    assert "facts query 's'" in str(error.value) and message in str(error.value) and "\n" not in str(error.value)
 
 
 def test_nested_query_names_are_refused_when_the_graph_loads(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core import HarnessError
-from harness.shield.expressions import Expression, ExpressionError, Scope, compile_expression
+from harness.shield.expressions import Expression, ExpressionError, Scope, compile_expression, shown
 from harness.shield.trace import Trace
 
 FILTER_VARIABLES = frozenset({"reward", "clean_reward", "task_id", "trace_id", "meta", "event_count"})
@@ -50,7 +50,7 @@ def accept_filter(source: str) -> AcceptFilter:
     try:
         expression = compile_expression(source)
     except ExpressionError as error:
-        raise HarnessError(f"--accept {source!r}: CEL syntax error: {error}") from None
+        raise HarnessError(f"--accept {shown(source)!r}: CEL syntax error: {error}") from None
     unknown = sorted(set(expression.variables) - FILTER_VARIABLES)
     if unknown:
         raise HarnessError(f"--accept {source!r}: unknown variable {unknown[0]!r} (a filter reads {', '.join(sorted(FILTER_VARIABLES))})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core import HarnessError
-from harness.shield.expressions import Expression, ExpressionError, compile_expression
+from harness.shield.expressions import Expression, ExpressionError, compile_expression, shown
 from harness.shield.graph import Node, StateGraph
 from harness.shield.json_schema import Validator, compile_tool_schema
 
@@ -52,7 +52,7 @@ def _compile_all(sources: tuple[str, ...], where: str) -> tuple[Expression, ...]
         try:
             compiled.append(compile_expression(source))
         except ExpressionError as error:
-            raise HarnessError(f"{where}: CEL syntax error in {source!r}: {error}") from None
+            raise HarnessError(f"{where}: CEL syntax error in {shown(source)!r}: {error}") from None
     return tuple(compiled)
 
 

@@ -9,9 +9,17 @@ while `celpy` needed about 0.9-1.7 milliseconds per evaluation (10/10 correct fo
 1,000 traces/s target with invariants is out of reach with `celpy`. `cel` also lists the variables an expression reads, which
 static analysis and violation reports use.
 
-Converting Python values into CEL values is the expensive part (microseconds per element), so a
-`Scope` keeps Python values and binds a variable into the CEL context only when an expression that
-reads it is about to run and the value changed since it was last bound.
+Converting Python values into CEL values is the expensive part (microseconds per element). The
+library converts a variable when it is added to a `cel.Context`, but any `add_variable` discards the
+context's CEL environment, and the next evaluation rebuilds it by copying every variable: binding the
+current `event` into a context that also holds a facts list of one record per event made each
+evaluation pay for the whole list, and a trace of n events cost O(n^2) (a 1,500-call τ-bench trace took
+about a minute). So a `Scope` keeps two kinds of variables: a variable's first value goes into the
+context (converted once and kept in its cached environment), and a variable bound again with a new
+value (`event`, `history`, tool outputs: the per-event ones) is served from then on by the context's
+variable resolver, which converts only that value, only when an expression reads it. The context holds
+`null` for such a variable, which is also what the resolver's `None` falls through to. The cost of an
+evaluation is then the size of what it reads, never that of the facts beside it (`ScopeWork` counts it).
 """
 
 from __future__ import annotations
@@ -53,6 +61,15 @@ _COMPREHENSION_VAR = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(
 _UNBOUND = "<unbound>"
 
 
+MAX_SHOWN = 120  # characters of an expression or a parser message quoted in a one-line error
+
+
+def shown(text: str, limit: int = MAX_SHOWN) -> str:
+    """`text` cut to `limit` characters for a one-line message (a 30,000-character expression is not
+    repeated back)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 class ExpressionError(ValueError):
     """A CEL expression that does not compile; the message carries the parser's position."""
 
@@ -67,12 +84,13 @@ class Expression:
 
 
 def compile_expression(source: str) -> Expression:
-    """Compile `source`; raise `ExpressionError` with the first line of CEL's message on a syntax error."""
+    """Compile `source`; raise `ExpressionError` with the first line of CEL's message (at most
+    `MAX_SHOWN` characters: the parser's message can quote the whole expression) on a syntax error."""
     try:
         program = cel.compile(source)
     except ValueError as error:
         detail = str(error).split("\n")
-        raise ExpressionError(" ".join(line.strip() for line in detail[:2])) from None
+        raise ExpressionError(shown(" ".join(line.strip() for line in detail[:2]))) from None
     comprehension = set(_COMPREHENSION_VAR.findall(source))
     variables = tuple(name for name in program.variables() if name not in comprehension)
     return Expression(source=source, program=program, variables=variables)
@@ -83,10 +101,49 @@ def _short(error: Exception) -> str:
     return text.split(". ")[0].split("\n")[0]
 
 
-class Scope:
-    """The variables of one trace, bound lazily into a `cel.Context`."""
+@dataclass
+class ScopeWork:
+    """What a scope had converted into CEL, in JSON nodes (a scalar is 1, a list or map 1 plus its
+    items): `rebuilt` for the environments the context rebuilt (each copies every variable it holds),
+    `resolved` for the per-event values the resolver served. A model of the library's cost, counted
+    so that a test can hold it linear in the trace's length without timing anything."""
 
-    __slots__ = ("_values", "_context", "_stale", "_versions", "_memo")
+    evaluations: int = 0
+    rebuilds: int = 0
+    rebuilt: int = 0
+    resolved: int = 0
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+_SCALARS = (str, float, type(None))
+
+
+def json_nodes(value: Any) -> tuple[int, str | None]:
+    """The number of JSON nodes in `value`, and why CEL cannot hold it faithfully (None when it can).
+
+    A value served by the resolver is converted by the library without raising (an integer past 64
+    bits becomes a double, an object it cannot convert becomes null), so the scope refuses those
+    itself, as `add_variable` would."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and not _INT64[0] <= item <= _INT64[1]:
+            return count, "an integer does not fit CEL's 64 bits"
+        elif not isinstance(item, (_SCALARS, int)):
+            return count, f"a {type(item).__name__} is not a JSON value"
+    return count, None
+
+
+class Scope:
+    """The variables of one trace: first values bound into a `cel.Context`, values that changed
+    served by its resolver (see the module docstring for why)."""
+
+    __slots__ = ("_values", "_context", "_stale", "_versions", "_memo", "_in_context", "_volatile", "_sizes", "_unfit", "_rebuild", "work")
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
@@ -94,6 +151,12 @@ class Scope:
         self._stale: set[str] = set()
         self._versions: dict[str, int] = {}
         self._memo: dict[int, tuple[tuple[int, ...], tuple[bool, str | None]]] = {}
+        self._in_context: set[str] = set()  # bound by value into the context
+        self._volatile: set[str] = set()  # served by the resolver (the context holds null for them)
+        self._sizes: dict[str, int] = {}  # JSON nodes of each value, for `work`
+        self._unfit: dict[str, str] = {}  # variables whose value CEL cannot hold, and why
+        self._rebuild = False  # the context's environment was discarded and is rebuilt on next use
+        self.work = ScopeWork()
 
     def set(self, name: str, value: Any) -> None:
         """Bind `name`; setting the value it already has is free and keeps memoised results valid."""
@@ -102,6 +165,11 @@ class Scope:
         self._values[name] = value
         self._stale.add(name)
         self._versions[name] = self._versions.get(name, 0) + 1
+        self._sizes[name], reason = json_nodes(value)
+        if reason is None:
+            self._unfit.pop(name, None)
+        else:
+            self._unfit[name] = f"variable {name!r}: {reason}"
 
     def update(self, values: dict[str, Any]) -> None:
         for name, value in values.items():
@@ -126,13 +194,45 @@ class Scope:
         self._memo[id(expression)] = (versions, result)
         return result
 
-    def _run(self, expression: Expression) -> tuple[bool, str | None]:
+    def _resolve(self, name: str) -> Any:
+        """The context's variable resolver: the current value of a per-event variable; `None` (fall
+        through to the context) for the others."""
+        if name in self._volatile:
+            self.work.resolved += self._sizes[name]
+            return self._values[name]
+        return None
+
+    def _add(self, name: str, value: Any) -> None:
+        self._context.add_variable(name, value)  # a value CEL cannot hold raises here
+        self._rebuild = True
+
+    def _bind_stale(self, expression: Expression) -> None:
         stale = self._stale
+        for name in expression.variables:
+            if name not in stale:
+                continue
+            if name in self._in_context:  # bound before with another value: per-event from now on
+                self._in_context.discard(name)
+                self._volatile.add(name)
+                if len(self._volatile) == 1:
+                    self._context.set_variable_resolver(self._resolve)
+                self._add(name, None)
+            elif name not in self._volatile:
+                self._add(name, self._values[name])
+                self._in_context.add(name)
+            stale.discard(name)
+
+    def _run(self, expression: Expression) -> tuple[bool, str | None]:
+        for name in expression.variables:
+            if name in self._unfit:
+                return False, self._unfit[name]
         try:
-            for name in expression.variables:
-                if name in stale:
-                    self._context.add_variable(name, self._values[name])  # a value CEL cannot hold raises here
-                    stale.discard(name)
+            self._bind_stale(expression)
+            if self._rebuild:
+                self._rebuild = False
+                self.work.rebuilds += 1
+                self.work.rebuilt += sum(self._sizes[name] for name in self._in_context) + len(self._volatile)
+            self.work.evaluations += 1
             result = expression.program.execute(self._context)
         # What a bad value or operation raises: division by zero, int64 overflow, index out of range,
         # missing key, no such overload. Each is the trace's `invariant_error`, never a crash.

@@ -10,15 +10,24 @@ such as `json_group_object(...)`, parsed), `row` (a map, null when none), `rows`
 A facts source is read, never written, and the engine enforces it: the connection's authorizer allows
 only `SELECT`, reading columns, recursive CTEs and the functions in `ALLOWED_FUNCTIONS`, so `ATTACH`
 (which creates a file), `VACUUM INTO` (which copies the database anywhere writable), any pragma,
-`CREATE TEMP ...` and every write are refused before they run, as bad input. Values are capped at
-`MAX_VALUE_BYTES` (`zeroblob`, `printf('%.*c', ...)` and `replace` cannot build a gigabyte) and all
-queries share a budget of SQLite VM steps.
+`CREATE TEMP ...` and every write are refused before they run, as bad input.
+
+A query's cost is bounded three ways, because a count of VM steps alone is not a bound on work (one
+step of `replace`, `instr` or `printf` over a long string does as much as millions of cheap ones):
+- every value (string, blob, row) is at most `MAX_VALUE_BYTES` (`SQLITE_LIMIT_LENGTH`), which also
+  bounds what one step can do: the worst single step, `replace(x, y, z)` or `instr(x, y)` with `y`
+  half of `x`, is quadratic in the cap and takes well under a second at 256 KiB; `LIKE`/`GLOB`
+  patterns are at most `MAX_PATTERN_BYTES`;
+- all queries share one wall-clock deadline (`DEADLINE_S`), checked every `_CHECK_EVERY` VM steps;
+- and one budget of VM steps (`max_steps`).
+Running past either is bad input (one line naming the query), never a hang.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +132,10 @@ ALLOWED_FUNCTIONS: frozenset[str] = frozenset(
     min nullif octet_length printf quote replace round rtrim sign string_agg strftime substr substring
     sum time total trim typeof unicode unixepoch unlikely upper""".split()
 )
-MAX_VALUE_BYTES = 16 * 2**20
+MAX_VALUE_BYTES = 256 * 2**10
+MAX_PATTERN_BYTES = 1000
+DEADLINE_S = 5.0
+_CHECK_EVERY = 100  # VM steps between two checks of the budget and the deadline
 _READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
 _ACTIONS = """CREATE_INDEX CREATE_TABLE CREATE_TEMP_INDEX CREATE_TEMP_TABLE CREATE_TEMP_TRIGGER CREATE_TEMP_VIEW
     CREATE_TRIGGER CREATE_VIEW DELETE DROP_INDEX DROP_TABLE DROP_TEMP_INDEX DROP_TEMP_TABLE DROP_TEMP_TRIGGER
@@ -153,6 +165,26 @@ class _ReadOnly:
         return sqlite3.SQLITE_DENY
 
 
+class _Budget:
+    """The connection's progress handler: aborts the running query (a non-zero return) once the
+    queries have used up their VM steps or run past their deadline, and remembers which."""
+
+    def __init__(self, max_steps: int, deadline: float, deadline_s: float) -> None:
+        self.max_steps = max_steps
+        self.deadline = deadline
+        self.deadline_s = deadline_s
+        self.steps = 0
+        self.exceeded: str | None = None
+
+    def __call__(self) -> int:
+        self.steps += _CHECK_EVERY
+        if self.steps > self.max_steps:
+            self.exceeded = f"the facts queries used up their budget of {self.max_steps} SQLite VM steps"
+        elif time.monotonic() > self.deadline:
+            self.exceeded = f"the facts queries ran past their deadline of {self.deadline_s:g} s"
+        return int(self.exceeded is not None)
+
+
 def _assign(target: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for part in parents:
@@ -166,13 +198,14 @@ class SqliteFacts:
 
     The database is opened read-only through a `file:` URI built by `Path.as_uri()`, which
     percent-encodes `#` and `?`: a hand-built `file:{path}?mode=ro` turns `a#b.sqlite` into a fragment
-    and opens (creating it, writable) `a`. Queries share a budget of SQLite VM steps, so a runaway
-    query is bad input rather than a hang."""
+    and opens (creating it, writable) `a`. Queries share a budget of SQLite VM steps and a wall-clock
+    deadline of `deadline_s` seconds, so a runaway or heavy query is bad input rather than a hang."""
 
     path: str
     queries: Mapping[str, FactQuery]
     max_steps: int = 50_000_000
     types: Mapping[str, FactType] = field(default_factory=dict)
+    deadline_s: float = DEADLINE_S
 
     def facts(self) -> Mapping[str, Any]:
         resolved = Path(self.path).resolve()
@@ -183,14 +216,10 @@ class SqliteFacts:
         values: dict[str, Any] = {}
         connection = sqlite3.connect(f"{resolved.as_uri()}?mode=ro", uri=True)
         connection.row_factory = sqlite3.Row
-        steps = [0]
-
-        def budget() -> int:
-            steps[0] += 1
-            return int(steps[0] * 1000 > self.max_steps)  # non-zero aborts the running query
-
-        connection.set_progress_handler(budget, 1000)
+        budget = _Budget(self.max_steps, time.monotonic() + self.deadline_s, self.deadline_s)
+        connection.set_progress_handler(budget, _CHECK_EVERY)
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_PATTERN_BYTES)
         connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         authorizer = _ReadOnly()
         connection.set_authorizer(authorizer)
@@ -204,6 +233,8 @@ class SqliteFacts:
                             f"{self.path}: facts query {name!r} is refused: it does {authorizer.refused}, "
                             "and a facts query may only read (SELECT with the allowed functions)"
                         ) from None
+                    if budget.exceeded:
+                        raise HarnessError(f"{self.path}: facts query {name!r} is refused: {budget.exceeded}") from None
                     raise HarnessError(f"{self.path}: facts query {name!r} failed: {error}") from None
                 except (MemoryError, OverflowError) as error:
                     raise HarnessError(f"{self.path}: facts query {name!r} failed: {type(error).__name__}") from None

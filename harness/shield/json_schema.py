@@ -21,6 +21,7 @@ takes the addr-spec only (no `Name <a@b>` display text). Reading the files thems
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
@@ -92,13 +93,34 @@ def _schema_problem(error: jsonschema_rs.ValidationError) -> str:
     where = field_path(error.instance_path) or "top level"
     first = error.message.splitlines()[0][:200]
     if isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Format) and error.kind.format == "regex":
-        pattern = str(error.instance)[:200]
-        shown = pattern if pattern.isprintable() else repr(pattern)
-        return (
-            f"pattern at {where} is refused: {shown} is not a regular expression the linear-time engine runs "
-            "(lookaround and backreferences are not supported)"
-        )
+        pattern = str(error.instance)
+        shown = pattern[:200] if pattern[:200].isprintable() else repr(pattern[:200])
+        return f"pattern at {where} is refused: {shown} is not a regular expression the linear-time engine runs ({_why_refused(pattern)})"
     return f"{where}: {first}"
+
+
+_LOOKAROUND_OR_BACKREFERENCE = re.compile(r"\(\?<?[=!]|\\[1-9]|\\k<")
+_COUNTED_REPETITION = re.compile(r"\{\d+(?:,\d*)?\}")
+
+
+def _why_refused(pattern: str) -> str:
+    """The engine says only "not a regex"; name the cause it has. A pattern that compiles once its
+    counted repetitions are cut to `{1}` was refused for its size (`(a{1000}){1000}` is a million
+    states), not its syntax."""
+    if _LOOKAROUND_OR_BACKREFERENCE.search(pattern):
+        return "lookaround and backreferences are not supported"
+    shrunk = _COUNTED_REPETITION.sub("{1}", pattern)
+    if shrunk != pattern and _compiles(shrunk):
+        return "it is too big: its counted repetitions multiply past the engine's size limit"
+    return "it is not ECMA-262 syntax the engine accepts"
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        _engine({"type": "string", "pattern": pattern})
+    except jsonschema_rs.ValidationError:
+        return False
+    return True
 
 
 def compile_tool_schema(schema_doc: dict[str, Any], where: str) -> Validator:

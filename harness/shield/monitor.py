@@ -41,7 +41,7 @@ from harness.shield.intake import check_event
 from harness.shield.invariants import InvariantWalk, require_facts
 from harness.shield.parser import Deriver
 from harness.shield.path import OrderWalk, PathWalk
-from harness.shield.report import ShieldReport, VerifyOptions, Violation
+from harness.shield.report import FINDING_KINDS, ShieldReport, VerifyOptions, Violation
 from harness.shield.trace import Trace, TraceEvent
 from harness.shield.verification import verify
 
@@ -107,6 +107,9 @@ class Monitor:
         if self.header.task_id != graph.task_id:
             raise HarnessError(f"trace is for task {self.header.task_id!r}, graph is {graph.task_id!r}")
         self.options = options
+        # Kinds the report lists as findings, never violations (the graph's, e.g. τ-bench's
+        # effect_mismatch): the online verdict leaves them out as the batch one does.
+        self.finding_kinds = FINDING_KINDS | options.finding_kinds | self.compiled.finding_kinds
         self.facts_at_end = facts_at_end
         self.facts: Mapping[str, Any] | None = None
         if not facts_at_end:
@@ -157,16 +160,17 @@ class Monitor:
             found += self._required_now_unreachable(index, after)
         checked = self.invariants.step(index, event, before, after)
         found += checked if not self.facts_at_end else [v for v in checked if self._reads_no_fact(v)]
-        self._record(found, index)
-        return found
+        return self._record(found, index)
 
     def _reads_no_fact(self, violation: Violation) -> bool:
         """Whether a check run before the facts are known read none of them (its verdict stands)."""
         return violation.expression is not None and not set(violation.values) & self.compiled.fact_variables
 
-    def _record(self, found: list[Violation], index: int | None) -> None:
+    def _record(self, found: list[Violation], index: int | None) -> list[Violation]:
+        found = [violation for violation in found if violation.kind not in self.finding_kinds]
         self.online += found
         self.decided_at += [index] * len(found)
+        return found
 
     def trace(self) -> Trace:
         """The trace so far: the header's fields and every event pushed."""

@@ -12,7 +12,7 @@ FAILURES = [
     ("division_by_zero", "x / 0 > 0", {"x": 1}, "division by zero"),
     ("index_out_of_range", "x[5] == 1", {"x": [1]}, "index out of bounds"),
     ("int64_overflow", "x + 1 > 0", {"x": 9223372036854775807}, "overflow"),
-    ("unconvertible_value", "x == x", {"x": {"a": 1j}}, "Failed to convert"),
+    ("unconvertible_value", "x == x", {"x": {"a": 1j}}, "variable 'x': a complex is not a JSON value"),
     ("missing_variable", "y == 1", {}, "no source provides variable 'y'"),
 ]
 

@@ -91,6 +91,9 @@ def _pattern(pattern: str) -> Callable[[dict[str, Any]], Any]:
     return lambda data: data["tools"]["search"]["input_schema"]["properties"]["user_id"].update(pattern=pattern)
 
 
+_ROWS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000) "
+_HEAVY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < {rows}) SELECT sum(length(replace(printf('%.*c', {width}, 'x'), 'x', 'yy'))) FROM c"
+
 CASES: dict[str, Callable[[Path], list[str]]] = {
     "graph_missing": lambda root: _verify(root, graph=str(root / "nope.json")),
     "graph_fifo": lambda root: _verify(root, graph=_fifo(root, "g.fifo")),
@@ -166,6 +169,19 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "graph_types_an_undeclared_fact": lambda root: ["check", "--graph", _typed_graph(root, {"nope": "bool"})],
     "graph_lookahead_pattern": lambda root: _verify(root, graph=_graph(root, _pattern("^(?=u)u[0-9]{4}$"), "lookahead.json")),
     "graph_backreference_pattern": lambda root: _verify(root, graph=_graph(root, _pattern("^(u)\\1[0-9]{4}$"), "backref.json")),
+    "graph_too_big_pattern": lambda root: _verify(root, graph=_graph(root, _pattern("(a{1000}){1000}"), "big_regex.json")),
+    "graph_long_cel_syntax_error": lambda root: _verify(root, graph=_graph(root, lambda d: d.update(global_invariants=["(" * 5000 + ")" * 5000]), "deep_cel.json")),
+    # Heavy facts queries: few VM steps, much work (the red team's query, then one under the value cap).
+    "facts_db_megabyte_strings_per_row": lambda root: _verify(
+        root,
+        graph=_db_graph(root, _HEAVY.format(width="4000000 + x", rows=600), "scalar"),
+        facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);"),
+    ),
+    "facts_db_quadratic_instr_per_row": lambda root: _verify(
+        root,
+        graph=_db_graph(root, _ROWS + "SELECT sum(instr(printf('%.*c', 200000 + x % 2, 'a'), printf('%.*c', 100000, 'a') || 'b')) FROM c", "scalar"),
+        facts_db=_db(root, "env.sqlite", "CREATE TABLE t (v);"),
+    ),
 }
 
 # What each refusal must name, beside being one line (the rest only needs one line and exit 2).
@@ -181,6 +197,10 @@ NAMED = {
     "graph_types_an_undeclared_fact": "facts.types names 'nope'",
     "graph_lookahead_pattern": "tool search: invalid input_schema: pattern at properties.user_id.pattern is refused",
     "graph_backreference_pattern": "tool search: invalid input_schema: pattern at properties.user_id.pattern is refused",
+    "graph_too_big_pattern": "(it is too big: its counted repetitions multiply past the engine's size limit)",
+    "graph_long_cel_syntax_error": "CEL syntax error in '((((",
+    "facts_db_megabyte_strings_per_row": "facts query 'paid' is refused: the facts queries ran past their deadline of 5 s",
+    "facts_db_quadratic_instr_per_row": "facts query 'paid' is refused: the facts queries ran past their deadline of 5 s",
 }
 
 
@@ -206,4 +226,5 @@ def test_hostile_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
     assert NAMED.get(case, "") in result.stderr
+    assert len(result.stderr) < 1000, result.stderr[:300]  # what the input holds is not repeated back
     assert _snapshot(tmp_path) == before

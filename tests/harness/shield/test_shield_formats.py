@@ -224,8 +224,30 @@ def test_facts_db_path_with_a_hash_is_opened_read_only(tmp_path: Path) -> None:
 def test_a_runaway_facts_query_is_stopped(tmp_path: Path) -> None:
     db = _db(tmp_path, "CREATE TABLE t (v INTEGER);")
     forever = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT COUNT(*) FROM c"
-    with pytest.raises(HarnessError, match="facts query 'n' failed: interrupted"):
+    with pytest.raises(HarnessError, match="facts query 'n' is refused: the facts queries used up their budget of 100000 SQLite VM steps"):
         SqliteFacts(str(db), {"n": FactQuery(sql=forever, shape="scalar")}, max_steps=100_000).facts()
+
+
+_ROWS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) "
+# Queries that do much work in few VM steps: each row builds or scans a long string, so the step
+# budget alone never stops them (the red team's 385-byte query ran 57-64 s within 50M steps).
+HEAVY_QUERIES = [
+    ("printf_replace_megabytes", _ROWS.format(rows=600) + "SELECT sum(length(replace(printf('%.*c', 4000000 + x, 'x'), 'x', 'yy'))) FROM c",
+     "ran past their deadline of 0.5 s"),
+    ("printf_replace_under_the_cap", _ROWS.format(rows=10**6) + "SELECT sum(length(replace(printf('%.*c', 100000 + x % 2, 'x'), 'x', 'yy'))) FROM c",
+     "ran past their deadline of 0.5 s"),
+    ("instr_quadratic_per_row", _ROWS.format(rows=10**6) + "SELECT sum(instr(printf('%.*c', 200000 + x % 2, 'a'), printf('%.*c', 100000, 'a') || 'b')) FROM c",
+     "ran past their deadline of 0.5 s"),
+    ("like_pattern_too_long", "SELECT printf('%.*c', 200000, 'a') LIKE '%' || printf('%.*c', 5000, 'a') || 'b'", "LIKE or GLOB pattern too complex"),
+]
+
+
+@pytest.mark.parametrize(("sql", "message"), [case[1:] for case in HEAVY_QUERIES], ids=[case[0] for case in HEAVY_QUERIES])
+def test_heavy_facts_queries_are_bad_input(tmp_path: Path, sql: str, message: str) -> None:
+    db = _db(tmp_path, "CREATE TABLE t (v INTEGER);")
+    with pytest.raises(HarnessError) as error:
+        SqliteFacts(str(db), {"s": FactQuery(sql=sql, shape="scalar")}, deadline_s=0.5).facts()
+    assert "facts query 's'" in str(error.value) and message in str(error.value) and "\n" not in str(error.value)
 
 
 def test_nested_query_names_are_refused_when_the_graph_loads(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:

@@ -118,7 +118,7 @@ class AgentEnv:
 def replay(scenario: str, tools: Mapping[str, Tool], trace: Trace, db_path: str, skip: Collection[int] = ()) -> str:
     """Rebuild the environment a recorded trace ran in, at `db_path`; returns the path. Events in
     `skip` (those the shield's intake rejects) and calls to tools the scenario lacks are not run; every
-    other message's text is heard, in order, as it was while the agent ran."""
+    other message's text is heard, in order, as it was while the agent ran, and a text final output last."""
     with AgentEnv(scenario, tools, db_path) as env:
         for index, event in enumerate(trace.events):
             if index in skip:
@@ -129,4 +129,6 @@ def replay(scenario: str, tools: Mapping[str, Tool], trace: Trace, db_path: str,
             if event.event_type != "tool_call" or event.tool_name is None or event.tool_name not in tools:
                 continue
             env.call(event.tool_name, event.tool_input or {}, recorded=event.tool_output)
+        if isinstance(trace.final_output, str) and trace.final_output:
+            env.hear("agent", trace.final_output)  # the trace's final output reaches the user too
     return db_path

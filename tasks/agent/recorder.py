@@ -48,6 +48,9 @@ class Recorder:
         self.events.append(event)
 
     def trace(self, reward: float, expected: dict[str, Any], final_output: str | None = None) -> dict[str, Any]:
+        """The recorded trace; a final output is heard by the environment as the agent's last message."""
+        if final_output:
+            self.env.hear("agent", final_output)
         return {
             "format_version": 1,
             "trace_id": self.trace_id,

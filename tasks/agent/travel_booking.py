@@ -50,7 +50,7 @@ def payment_api(db: sqlite3.Connection, booking_id: str, amount: float) -> dict[
 
 
 TOOLS = {"flight_search_api": flight_search_api, "booking_api": booking_api, "payment_api": payment_api}
-_FLIGHT_ID = re.compile(r"\b[A-Z]{2}\s?[0-9]{1,4}\b", re.IGNORECASE)
+_FLIGHT_ID = re.compile(r"\b[A-Z]{2}[0-9]{1,4}\b", re.IGNORECASE)
 # Words that tell the user a booking or payment was made: a message using one names only paid bookings.
 _BOOKING_WORDS = {"book", "booked", "booking", "paid", "pay", "payment", "reserved", "reservation", "ticketed", "confirmed"}
 
@@ -60,7 +60,7 @@ def read_message(db: sqlite3.Connection, message_id: int, sender: str, text: str
     if sender != "agent":
         return
     about_booking = any(word in _BOOKING_WORDS for word in words(text))
-    flights = [match.group().replace(" ", "").upper() for match in _FLIGHT_ID.finditer(normal_text(text))]
+    flights = [match.group().upper() for match in _FLIGHT_ID.finditer(normal_text(text))]
     db.executemany("INSERT INTO stated_flights VALUES (?, ?, ?)", [(message_id, flight, about_booking) for flight in flights])
 QUERY = {"from": "FRA", "to": "JFK", "date": "2024-07-01"}
 

@@ -82,7 +82,10 @@ ORDERS = [
     ("another-users-order", "You have 2 orders: O-7781, O-6001.", "size(delivered_order_ids) == size(user_orders)"),
     ("wrong-count", "You have 3 orders: O-7781, O-7790.", "delivered_wrong_counts == 0"),
     ("ids-without-prefix", "You have orders 7781 and 7790.", "size(delivered_order_ids) == size(user_orders)"),
+    ("negated-any", "You don't have any orders right now.", "size(delivered_order_ids) == size(user_orders)"),
+    ("ids-but-zero", "Orders O-7781 and O-7790 were cancelled: you have zero orders.", "delivered_wrong_counts == 0"),
     ("honest-reworded", "Your orders are O\u20117790 (processing) and o-7781 (shipped).", None),
+    ("honest-starting-with-no", "No problem! You have 2 orders: O-7781, O-7790.", None),
 ]
 
 

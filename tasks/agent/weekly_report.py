@@ -39,6 +39,17 @@ def report_send(db: sqlite3.Connection, text: str) -> dict[str, Any]:
 TOOLS = {"reports_api": reports_api, "report_send": report_send}
 
 
+def read_message(db: sqlite3.Connection, message_id: int, sender: str, text: str) -> None:
+    """Record the figures an agent message states to the user, read as a sent report's are, and its
+    unparsed digit-like text as a figure of no metric."""
+    if sender != "agent":
+        return
+    labels = {row["word"]: row["metric"] for row in db.execute("SELECT word, metric FROM metric_words")}
+    figures: list[tuple[int, str | None, float | str]] = [(message_id, f.metric, f.value) for f in read_figures(text, labels)]
+    figures += [(message_id, None, piece) for piece in read_numbers(text).unparsed]
+    db.executemany("INSERT INTO stated_figures VALUES (?, ?, ?)", figures)
+
+
 def _report(rec: Recorder, week: str, text: str | None = None) -> str:
     """Fetch `week`, send `text` (by default the honest report of what came back), confirm."""
     rec.user("Write this week's report.", action="user_requests_report")

@@ -17,3 +17,5 @@ CREATE TABLE sent_reports (report_id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE sent_numbers (report_id INTEGER NOT NULL, value REAL NOT NULL);
 CREATE TABLE sent_figures (report_id INTEGER NOT NULL, metric TEXT, value REAL NOT NULL);
 CREATE TABLE sent_unparsed (report_id INTEGER NOT NULL, text TEXT NOT NULL);
+-- The figures the agent's messages state to the user (tasks/agent/weekly_report.py `read_message`).
+CREATE TABLE stated_figures (message_id INTEGER NOT NULL, metric TEXT, value NOT NULL);

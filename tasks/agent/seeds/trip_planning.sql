@@ -8,4 +8,5 @@ INSERT INTO hotels VALUES ('H-LIS-1', 'Lisbon', 'Casa Alfama', 120.0), ('H-LIS-2
 CREATE TABLE request (city TEXT NOT NULL, nights INTEGER NOT NULL, days INTEGER NOT NULL);
 INSERT INTO request VALUES ('Lisbon', 3, 3);
 CREATE TABLE stated_hotels (message_id INTEGER NOT NULL, hotel_id TEXT NOT NULL);
+CREATE TABLE stated_days (message_id INTEGER NOT NULL, day INTEGER NOT NULL);
 CREATE TABLE stated_numbers (message_id INTEGER NOT NULL, value NOT NULL);

@@ -41,7 +41,7 @@ from tasks.agent import (
     weather_clothing,
     weekly_report,
 )
-from tasks.agent.env import AgentEnv, Tool, replay
+from tasks.agent.env import AgentEnv, MessageReader, Tool, replay
 from tasks.agent.recorder import Recorder
 
 if TYPE_CHECKING:  # the task's own module is imported by `load`, not by the scenarios
@@ -64,6 +64,7 @@ class Scenario:
     name: str
     tools: Mapping[str, Tool]
     policies: Mapping[str, Callable[[Recorder], dict[str, Any]]]
+    read_message: MessageReader | None = None  # what a message states, recorded in the environment
 
     def graph(self) -> StateGraph:
         path = resources.files("tasks.agent").joinpath("graphs").joinpath(f"{self.name}.json")
@@ -83,7 +84,8 @@ class Scenario:
 
 
 SCENARIOS: dict[str, Scenario] = {
-    module.TASK_ID: Scenario(name=module.TASK_ID, tools=module.TOOLS, policies=module.POLICIES) for module in _MODULES
+    module.TASK_ID: Scenario(name=module.TASK_ID, tools=module.TOOLS, policies=module.POLICIES, read_message=getattr(module, "read_message", None))
+    for module in _MODULES
 }
 
 

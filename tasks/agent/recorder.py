@@ -27,6 +27,7 @@ class Recorder:
         event: dict[str, Any] = {"event_type": "user_message", **self._stamp(), "content": content}
         if action:
             event["action"] = action
+        self.env.hear("user", content)
         self.events.append(event)
 
     def tool(self, name: str, tool_input: dict[str, Any], context: dict[str, Any] | None = None) -> Any:
@@ -43,9 +44,13 @@ class Recorder:
         event.update(states)
         if context:
             event["context"] = context
+        self.env.hear("agent", content)
         self.events.append(event)
 
     def trace(self, reward: float, expected: dict[str, Any], final_output: str | None = None) -> dict[str, Any]:
+        """The recorded trace; a final output is heard by the environment as the agent's last message."""
+        if final_output:
+            self.env.hear("agent", final_output)
         return {
             "format_version": 1,
             "trace_id": self.trace_id,

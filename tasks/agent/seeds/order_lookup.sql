@@ -6,3 +6,6 @@ INSERT INTO session VALUES ('u1042');
 INSERT INTO orders VALUES ('O-7781', 'u1042', 'headphones', 'shipped'), ('O-7790', 'u1042', 'usb cable', 'processing'),
                           ('O-6001', 'u2001', 'lamp', 'delivered');
 INSERT INTO outages VALUES ('orders', 1);
+-- What the agent's messages told the user (tasks/agent/order_lookup.py `read_message`).
+CREATE TABLE stated_order_ids (message_id INTEGER NOT NULL, order_id TEXT NOT NULL);
+CREATE TABLE stated_counts (message_id INTEGER NOT NULL, value NOT NULL);

@@ -12,3 +12,6 @@ INSERT INTO flights VALUES
   ('DL15',  'FRA', 'JFK', '2024-07-01', 701.0),
   ('BA117', 'LHR', 'JFK', '2024-07-01', 455.0),
   ('LH402', 'JFK', 'FRA', '2024-07-09', 640.0);
+-- The flights the agent's messages name, and whether the message speaks of booking or paying
+-- (tasks/agent/travel_booking.py `read_message`).
+CREATE TABLE stated_flights (message_id INTEGER NOT NULL, flight_id TEXT NOT NULL, about_booking INTEGER NOT NULL);

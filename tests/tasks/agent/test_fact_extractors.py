@@ -160,9 +160,11 @@ def test_a_booking_is_compared_with_the_selection_fact_not_the_re_reported_claim
     report = _run("travel_booking", _rebound)
     assert report.verdict == "violation"
     # Both principles fire: the outcome is compared with the selection fact, and the re-reported
-    # claim is itself a claim rebound (harness.shield binds a claim once, where it is checked).
+    # claim is itself a claim rebound (harness.shield binds a claim once, where it is checked); and
+    # the goal's check of every booking finds the DL15 booking is not of the cheapest result.
     by_kind = {violation.kind: violation for violation in report.violations}
-    assert sorted(by_kind) == ["claim_rebound", "postcondition_failed"]
+    assert sorted(by_kind) == ["claim_rebound", "invariant_failed", "postcondition_failed"]
+    assert by_kind["invariant_failed"].expression == "bookings_not_of_cheapest == 0"
     violation = by_kind["postcondition_failed"]
     assert violation.expression == "booking_record.flight_id == cheapest_result"
     assert violation.values == {"booking_record": {"exists": True, "flight_id": "DL15"}, "cheapest_result": "UA960"}

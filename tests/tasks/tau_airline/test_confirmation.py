@@ -120,3 +120,10 @@ def test_accuracy_on_the_held_out_set() -> None:
     assert (len(turns), sum(turn.confirms for turn in turns)) == (39, 13)
     accuracy = measure([(turn.agent_text, turn.user_text, turn.confirms) for turn in turns])
     assert (accuracy.true_positive, accuracy.false_positive, accuracy.false_negative, accuracy.true_negative) == (13, 0, 0, 26)
+
+
+def test_the_held_out_set_is_apart_from_the_set_the_parser_was_written_against() -> None:
+    written_against = {item["user"] for item in labelled()["items"]}
+    turns = heldout_turns()
+    assert all(turn.reason for turn in turns)
+    assert not {turn.user_text for turn in turns} & written_against

@@ -468,3 +468,20 @@ def test_an_unclear_answer_is_flagged_not_passed() -> None:
     report = report_of(variant("task031-trial0", _set_content(31, "Yes, if the refund is in full.")))
     assert fired(report, "confirmation_unclear") == [32]
     assert fired(report, "unconfirmed_write") == []
+
+
+IDENTIFIED_BY_RESERVATION = [
+    # task023-trial2: "I don't remember my user ID, but my reservation ID is HXDUBJ." (message 3);
+    # the agent changes yara_garcia_1905's HXDUBJ at 32 (its call at 20 fails). The owner of a reservation the user
+    # gave is the user; a user who gave neither id authenticated nobody.
+    ("reservation-id-given", "I don't remember my user ID, but my reservation ID is HXDUBJ.", []),
+    ("reservation-id-lowercase", "my reservation id is hxdubj", []),
+    ("no-id-given", "I don't remember my user ID or my reservation ID.", [32]),
+]
+
+
+@pytest.mark.parametrize(("text", "fires"), [c[1:] for c in IDENTIFIED_BY_RESERVATION], ids=[c[0] for c in IDENTIFIED_BY_RESERVATION])
+def test_a_user_who_gave_only_a_reservation_id_is_its_owner(text: str, fires: list[int]) -> None:
+    report = report_of(variant("task023-trial2", _set_content(3, text)))
+    assert fired(report, "other_user") == fires
+    assert fired(report, "identity_mismatch") == fires

@@ -11,8 +11,9 @@
      (`tasks.tau_airline.policy.verify_trajectory`). Target >= 50 trajectories/s.
    The one-off database and trajectory load is reported separately.
 3. Confirmation: the accuracy of `tasks.tau_airline.confirmation.confirms` on the hand-labelled
-   real user turns (`tasks/tau_airline/data/confirmations.json`): counts, precision, recall, and
-   each turn it gets wrong.
+   real user turns (`tasks/tau_airline/data/confirmations.json`, the set it was written against)
+   and on the held-out set (`confirmations_heldout.json`): counts, precision, recall, how many
+   turns it flags `unclear`, and each turn it gets wrong.
 
 Writes `bench/results/tau_replay.json` and prints a summary. Run: `python bench/tau_replay.py`.
 """
@@ -32,7 +33,7 @@ from typing import Any
 from provenance import stamp
 
 from tasks.tau_airline import fidelity
-from tasks.tau_airline.confirmation import labelled_turns, measure
+from tasks.tau_airline.confirmation import LabelledTurn, confirmation, heldout_turns, labelled_turns, measure
 from tasks.tau_airline.db import base_db
 from tasks.tau_airline.importer import to_trace
 from tasks.tau_airline.policy import verify_trajectory
@@ -105,8 +106,7 @@ def fidelity_section(trajectories: Sequence[Trajectory]) -> dict[str, Any]:
     }
 
 
-def confirmation_section() -> dict[str, Any]:
-    turns = labelled_turns()
+def confirmation_accuracy(turns: Sequence[LabelledTurn]) -> dict[str, Any]:
     accuracy = measure([(turn.agent_text, turn.user_text, turn.confirms) for turn in turns])
     return {
         "labelled_turns": len(turns),
@@ -118,11 +118,17 @@ def confirmation_section() -> dict[str, Any]:
         "precision": round(accuracy.precision, 4),
         "recall": round(accuracy.recall, 4),
         "accuracy": round(accuracy.accuracy, 4),
+        "flagged_unclear": sum(confirmation(turn.agent_text, turn.user_text) == "unclear" for turn in turns),
         "wrong": [
             {"task_id": turns[i].task_id, "trial": turns[i].trial, "user_index": turns[i].user_index, "label": turns[i].confirms, "user": turns[i].user_text}
             for i in accuracy.wrong
         ],
     }
+
+
+def confirmation_section() -> dict[str, Any]:
+    """On the set the parser was written against, with the held-out set beside it."""
+    return {**confirmation_accuracy(labelled_turns()), "held_out": confirmation_accuracy(heldout_turns())}
 
 
 # The tables docs/benchmarks.md shows of this result (bench/benchmarks_doc.py reads the literal, never imports this file)
@@ -137,6 +143,7 @@ HEADLINE = {
         ("import: trajectories/s (median)", "throughput_trajectories_per_s.import.median_per_s"),
         ("verdicts", "{verdicts.pass} pass, {verdicts.violation} violation"),
         ("confirmation parser: precision / recall", "{confirmation.precision} / {confirmation.recall} on {confirmation.labelled_turns} labelled turns"),
+        ("confirmation parser, held out: accuracy", "{confirmation.held_out.accuracy} on {confirmation.held_out.labelled_turns} turns"),
     ),
 }
 
@@ -194,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{stage:12s} {figures['median_per_s']:9.1f} trajectories/s (best {figures['best_per_s']}, CPU time {figures['cpu_time_per_s']})")
     conf = result["confirmation"]
     print(f"confirmation: precision {conf['precision']}, recall {conf['recall']} on {conf['labelled_turns']} labelled turns")
+    held = conf["held_out"]
+    print(f"held out: accuracy {held['accuracy']} on {held['labelled_turns']} turns ({held['flagged_unclear']} flagged unclear)")
     print(f"load {load_s:.2f} s; verdicts {result['verdicts']}; wrote {args.out}")
     return 0
 

@@ -10,10 +10,14 @@ it was allowed to change. Nothing here is read from the agent's words or from th
 outputs; the call's own arguments appear only as `asked`, the effect the call requested, which
 postconditions compare with the database (`effect_mismatch`) and the certificate rules compare with
 what the database allows. Every write's frame (`allowed`) comes from the authenticated user
-(`task_user`) and the reservation the call acts on, never from the call's own arguments.
+(`task_user`, whom the conversation and the replayed lookups established:
+`tasks.tau_airline.identity`, never the file's `info.task.user_id`) and the reservation the call
+acts on, never from the call's own arguments. Limits are totals over the conversation where the
+policy's limit is one: `compensation_total` is every certificate the environment granted so far.
 
-`confirmed` is `tasks.tau_airline.confirmation.confirms` on the pair a write's confirmation must
-be: the most recent user message before the call, and the agent message with text it answers.
+`confirmation` is `tasks.tau_airline.confirmation.confirmation` (yes, no or unclear; `confirmed`
+is its `yes`) on the pair a write's confirmation must be: the most recent user message before the
+call, and the agent message with text it answers.
 
 Paths name what a write touched: `reservation:ID`, `flight:NUMBER`, `user:ID.FIELD` (a user's
 top-level field, so a booking may touch `payment_methods` and `reservations` but not the address).
@@ -28,8 +32,9 @@ from datetime import timedelta
 from typing import Any
 
 from harness.core import HarnessError
-from tasks.tau_airline.confirmation import confirms
+from tasks.tau_airline.confirmation import Answer, confirmation
 from tasks.tau_airline.db import CLOCK_ISO, DbView, base_db
+from tasks.tau_airline.identity import authenticated_user
 from tasks.tau_airline.replay import Replay, ReplayedCall
 from tasks.tau_airline.trajectory import Message, Trajectory
 
@@ -273,32 +278,59 @@ _NO_CALL: Mapping[str, Any] = {
 }
 
 
-def _last_user_texts(messages: Sequence[Message]) -> list[tuple[str, bool]]:
+def _last_user_texts(messages: Sequence[Message]) -> list[tuple[str, Answer]]:
     """For each message index, the text of the most recent user message strictly before it, and
-    whether that message confirms what the agent's last message with text before it asked."""
-    answers, last, agent_text = [], ("", False), ""
+    that message's answer (yes, no, unclear) to what the agent's last message with text before it asked."""
+    answers: list[tuple[str, Answer]] = []
+    last: tuple[str, Answer] = ("", "no")
+    agent_text = ""
     for message in messages:
         answers.append(last)
         if message.role == "user":
-            last = (message.content or "", confirms(agent_text, message.content))
+            last = (message.content or "", confirmation(agent_text, message.content))
         elif message.role == "assistant" and message.content:
             agent_text = message.content
     return answers
 
 
-def task_user(trajectory: Trajectory) -> str:
-    """The authenticated user of the task (τ-bench's `info.task.user_id`): the one the agent may act for."""
+def claimed_user(trajectory: Trajectory) -> str:
+    """The user the results file claims for the task (τ-bench's `info.task.user_id`): a claim of the
+    input, checked against the authenticated user (`identity_mismatch`), never the one acted for."""
     if trajectory.user_id is None:
         raise HarnessError(f"trajectory {trajectory.index}: info.task.user_id: missing; the airline invariants need the task's user")
     return trajectory.user_id
 
 
-def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[EventSource]) -> dict[str, Any]:
+def granted_certificates(call: ReplayedCall) -> int | float:
+    """The certificate value the replayed call added to any user's payment methods (the
+    environment's record of compensation, whatever amount the call's arguments spelled)."""
+    total: int | float = 0
+    for kind, entity_id in call.changed:
+        if kind != "user":
+            continue
+        old = (call.before.raw("user", entity_id) or {}).get("payment_methods", {})
+        new = (call.after.raw("user", entity_id) or {}).get("payment_methods", {})
+        for method_id, method in new.items():
+            amount = method.get("amount") if isinstance(method, Mapping) else None
+            if method_id not in old and method.get("source") == "certificate" and isinstance(amount, (int, float)):
+                total += amount
+    return _number(total)
+
+
+def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[EventSource], authenticated: str | None = None) -> dict[str, Any]:
     """The facts mapping for `harness.shield.verification`: `steps` (one record per trace event, in order),
-    `task_user` and `clock` (the database's clock, RFC 3339)."""
+    `task_user` (the user the conversation authenticated, `tasks.tau_airline.identity`, unless
+    `authenticated` names one: the task's own gold actions have no conversation), `claimed_user`
+    (the file's claim) and `clock` (the database's clock, RFC 3339).
+
+    Each step also carries `compensation_total`, the certificate value the environment granted from
+    the conversation's start up to and including that event, and `compensation_limit`, the largest
+    compensation the policy allows the user (one certificate's worth): a limit over the whole
+    conversation, not per call."""
     messages = trajectory.messages
     last_user = _last_user_texts(messages)
-    user = task_user(trajectory)
+    claim = claimed_user(trajectory)
+    user = authenticated_user(messages, replayed) if authenticated is None else authenticated
     start = DbView(base_db(), {})
     calls: dict[tuple[int, int], ReplayedCall] = {}
     positions: dict[int, int] = {}
@@ -307,6 +339,7 @@ def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[Even
         calls[(replayed_call.source_index, position)] = replayed_call
         positions[replayed_call.source_index] = position + 1
     steps = []
+    granted: int | float = 0
     for event_index, source in enumerate(sources):
         if not 0 <= source.source_index < len(messages):
             raise HarnessError(f"trace event {event_index}: source_index {source.source_index} is outside traj")
@@ -317,9 +350,14 @@ def trace_facts(trajectory: Trajectory, replayed: Replay, sources: Sequence[Even
             "text": (message.content or "").strip() if message.role == "assistant" else "",
             "calls_in_message": len(message.tool_calls),
             "last_user": last_user[source.source_index][0],
-            "confirmed": last_user[source.source_index][1],
+            "confirmed": last_user[source.source_index][1] == "yes",
+            "confirmation": last_user[source.source_index][1],
         }
         call = calls.get((source.source_index, source.call_position)) if source.call_position is not None else None
         step.update(call_facts(call, user, start) if call is not None else _NO_CALL)
+        if call is not None and call.ok and call.tool == "send_certificate":
+            granted = _number(granted + granted_certificates(call))
+        step["compensation_total"] = granted
+        step["compensation_limit"] = max(step["certificate_amounts"], default=0)
         steps.append(step)
-    return {"steps": steps, "task_user": user, "clock": f"{CLOCK_ISO}Z"}
+    return {"steps": steps, "task_user": user, "claimed_user": claim, "clock": f"{CLOCK_ISO}Z"}

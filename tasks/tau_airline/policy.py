@@ -40,11 +40,12 @@ from tasks.tau_airline.replay import replay
 from tasks.tau_airline.trajectory import Message, ToolCall, Trajectory
 
 TASK_ID = "tau_airline"
-CONVERSATION_KINDS = frozenset({"unconfirmed_write", "respond_and_call", "parallel_calls"})
+CONVERSATION_KINDS = frozenset({"unconfirmed_write", "confirmation_unclear", "respond_and_call", "parallel_calls"})
 ENVIRONMENT_KINDS = frozenset({"effect_mismatch"})
 # Every kind the graph can report, in the order the policy states them.
 POLICY_KINDS = (
     "unconfirmed_write",
+    "confirmation_unclear",
     "respond_and_call",
     "parallel_calls",
     "payment_limits",
@@ -54,12 +55,14 @@ POLICY_KINDS = (
     "basic_economy_change",
     "route_changed",
     "other_user",
+    "identity_mismatch",
     "bags_removed",
     "passenger_count_changed",
     "too_many_passengers",
     "certificate_recipient",
     "certificate_ineligible",
     "certificate_amount",
+    "compensation_total",
     "effect_mismatch",
     "collateral_write",
 )
@@ -107,10 +110,12 @@ def _check_calls(trajectory: Trajectory, trace: Trace) -> None:
         raise HarnessError(f"trace {trace.trace_id or ''}: its tool calls are not those of trajectory {trajectory.index}")
 
 
-def trajectory_facts(trajectory: Trajectory, trace: Trace) -> dict[str, Any]:
-    """The facts for verifying `trace`, the imported form of `trajectory`: replay, then read the database."""
+def trajectory_facts(trajectory: Trajectory, trace: Trace, authenticated: str | None = None) -> dict[str, Any]:
+    """The facts for verifying `trace`, the imported form of `trajectory`: replay, then read the
+    database; the user acted for is the one the conversation authenticated unless `authenticated`
+    names one (`tasks.tau_airline.facts.trace_facts`)."""
     _check_calls(trajectory, trace)
-    return trace_facts(trajectory, replay(trajectory), event_sources(trace))
+    return trace_facts(trajectory, replay(trajectory), event_sources(trace), authenticated)
 
 
 def trajectory_of_trace(trace: Trace) -> Trajectory:
@@ -174,9 +179,9 @@ def focus(report: ShieldReport, facts: Mapping[str, Any]) -> ShieldReport:
     return report.model_copy(update={"violations": tuple(focused)})
 
 
-def verify_trajectory(trajectory: Trajectory, trace: Trace, options: VerifyOptions | None = None) -> ShieldReport:
+def verify_trajectory(trajectory: Trajectory, trace: Trace, options: VerifyOptions | None = None, authenticated: str | None = None) -> ShieldReport:
     """Replay `trajectory`, verify its imported `trace` against the airline graph and the replayed facts."""
-    facts = trajectory_facts(trajectory, trace)
+    facts = trajectory_facts(trajectory, trace, authenticated)
     return focus(verify(airline_graph(), trace, facts, options or VerifyOptions(), trace_id=trajectory.name), facts)
 
 
@@ -206,7 +211,8 @@ def _calls_trace(trajectory: Trajectory) -> Trace:
 def gold_violations(trajectory: Trajectory) -> tuple[str, ...]:
     """The policy kinds the task's gold actions themselves break (conversation rules do not apply)."""
     gold = gold_trajectory(trajectory)
-    report = verify_trajectory(gold, _calls_trace(gold))
+    # The gold actions have no conversation to authenticate anyone: they act for the task's user.
+    report = verify_trajectory(gold, _calls_trace(gold), authenticated=gold.user_id or "")
     return tuple(sorted({v.kind for v in report.violations if v.kind not in CONVERSATION_KINDS}))
 
 

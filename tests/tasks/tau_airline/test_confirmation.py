@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tasks.tau_airline.confirmation import agrees, asks_to_confirm, confirms, labelled_turns, measure
+from tasks.tau_airline.confirmation import agrees, answer, asks_to_confirm, confirms, heldout_turns, labelled_turns, measure
 from tasks.tau_airline.db import data_file
 
 ASK = "Here are the details: flight HAT041 on 2024-05-20, economy, $86.\n\nPlease confirm if you would like to proceed with this change."
@@ -35,12 +35,12 @@ def test_the_labelled_set_is_what_its_description_says() -> None:
 def test_accuracy_on_the_labelled_real_turns() -> None:
     accuracy = measure(labelled_pairs())
     counts = (accuracy.true_positive, accuracy.false_positive, accuracy.false_negative, accuracy.true_negative)
-    assert counts == (145, 2, 0, 97)
-    assert round(accuracy.precision, 3) == 0.986 and accuracy.recall == 1.0
-    # The two it gets wrong (docs/tau-bench.md): a new request phrased with "proceed" after an offer
-    # to transfer, and a payment choice after "let me know how you'd like to proceed".
+    assert counts == (144, 1, 1, 98)
+    assert round(accuracy.precision, 3) == 0.993 and round(accuracy.recall, 3) == 0.993
+    # The two it gets wrong (docs/tau-bench.md): a yes under a condition ("If that's the only option,
+    # then yes"), flagged unclear, and a payment choice after "let me know how you'd like to proceed".
     wrong = [labelled()["items"][index] for index in accuracy.wrong]
-    assert [(item["task_id"], item["trial"], item["user_index"]) for item in wrong] == [(23, 1, 43), (32, 0, 27)]
+    assert [(item["task_id"], item["trial"], item["user_index"]) for item in wrong] == [(16, 3, 31), (32, 0, 27)]
 
 
 TURNS = [
@@ -56,6 +56,12 @@ TURNS = [
     ("yes-and-question", "Yes, please proceed. Also, do I have any other upcoming flights?", True),
     ("curly-apostrophe", "That\u2019s correct, go ahead.", True),
     ("stop-marker", "Sure, please go ahead. ###STOP###", True),
+    # The red-team's turns (shield report, class C): a deferral or a retraction voids the agreement,
+    # an agreement phrased with a negation ("won't be a problem") is still one.
+    ("deferral", "Okay, let me think about it and get back to you.", False),
+    ("retraction", "Yes. Actually, no, keep my reservation.", False),
+    ("discuss-first", "OK, I need to discuss it with my husband.", False),
+    ("wont-be-a-problem", "Yes, that won't be a problem. Thank you!", True),
 ]
 
 
@@ -73,6 +79,8 @@ REQUESTS = [
     ("details", "Could you please provide your user ID so I can proceed?", False),
     ("confirm-a-fact", "Could you please confirm if the reservation was made within the last 24 hours?", False),
     ("relative-which", "It is a business ticket, which can be cancelled. Please confirm if you would like me to proceed.", True),
+    ("shall-we", "The refund of $408 goes to your credit card.\n\nShall we proceed with the cancellation?", True),
+    ("do-you-confirm", "Reservation 9HBUV8, refund $408.\n\nDo you confirm the cancellation?", True),
     ("payment-too", "Would you like to proceed? If so, please confirm and let me know which payment method you'd like to use.", True),
 ]
 
@@ -86,3 +94,36 @@ def test_only_a_request_to_confirm_an_action_can_be_confirmed(text: str, expecte
 def test_no_agent_message_or_no_user_turn_confirms_nothing() -> None:
     assert not confirms(None, "Yes, please proceed.")
     assert not confirms(ASK, None)
+
+
+ANSWERS = [
+    # Three values: an unclear answer is flagged (confirmation_unclear), never passed.
+    ("yes", "Yes, please go ahead.", "yes"),
+    ("refusal", "No, keep it.", "no"),
+    ("no-agreement", "What is the refund amount?", "no"),
+    ("deferral", "Sure, I'll get back to you on that tomorrow.", "no"),
+    ("retraction", "Sure. Wait, actually, I changed my mind.", "no"),
+    ("condition", "Yes, as long as it costs less than $500.", "unclear"),
+    ("only-if", "Okay, only if I get the full refund.", "unclear"),
+    ("yes-in-a-question", "Yes? What would the refund be exactly?", "unclear"),
+    ("negated-agreement", "Yes, I don't know about that.", "unclear"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [a[1:] for a in ANSWERS], ids=[a[0] for a in ANSWERS])
+def test_an_answer_is_yes_no_or_unclear(text: str, expected: str) -> None:
+    assert answer(text) == expected
+
+
+def test_accuracy_on_the_held_out_set() -> None:
+    turns = heldout_turns()
+    assert (len(turns), sum(turn.confirms for turn in turns)) == (39, 13)
+    accuracy = measure([(turn.agent_text, turn.user_text, turn.confirms) for turn in turns])
+    assert (accuracy.true_positive, accuracy.false_positive, accuracy.false_negative, accuracy.true_negative) == (13, 0, 0, 26)
+
+
+def test_the_held_out_set_is_apart_from_the_set_the_parser_was_written_against() -> None:
+    written_against = {item["user"] for item in labelled()["items"]}
+    turns = heldout_turns()
+    assert all(turn.reason for turn in turns)
+    assert not {turn.user_text for turn in turns} & written_against

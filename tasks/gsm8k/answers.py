@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from tasks.gsm8k.numbers import MAX_TEXT_CHARS, NUMBER_PATTERN, SCALES, normalise, value
+from tasks.visible import visible_text
 
 _MARKER = re.compile(
     r"####|\\boxed\b|\bthe\s+(?:final\s+)?answer\s+is\b:?|\bfinal\s+answer\s*:|^[ \t>*_#]*(?:A|answer)\s*:",
@@ -94,7 +95,6 @@ _HEDGE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 STATEMENT_CHARS = 400  # a final statement is read this far: an answer is a short sentence
-ANSWER_TEXT_CHARS = MAX_TEXT_CHARS  # the anchor reads a solution's last characters, as far as the shield reads its first
 MAX_OFFERED = 10  # a hedge's values are reported this far
 
 
@@ -104,6 +104,7 @@ class Reading:
 
     value: Fraction | None
     offered: tuple[Fraction, ...] = ()
+    too_long: bool = False  # the candidate is over MAX_TEXT_CHARS: not read at all
 
     @property
     def hedged(self) -> bool:
@@ -199,7 +200,9 @@ def _clean(text: str) -> str:
 
 def read_answer(text: str) -> Reading:
     """The final answer of a solution as a reader takes it (rules in the module docstring)."""
-    text = _clean(text[-ANSWER_TEXT_CHARS:])
+    if len(text) > MAX_TEXT_CHARS:
+        return Reading(None, too_long=True)  # the shield's cap too: no reader reads past it
+    text = _clean(visible_text(text))
     values: list[tuple[Fraction | None, tuple[Fraction, ...], int]] = []
     markers = list(_MARKER.finditer(text))
     # A statement ends at the next marker too, so statements never overlap: linear in the text.
@@ -216,12 +219,10 @@ def read_answer(text: str) -> Reading:
         if first is not None or offered or re.search(r"\d", statement):  # digits no number reads: unreadable
             values.append((first, offered, statement_end))
     if values:
-        first, offered, statement_end = values[-1]
-        if first is None:
-            return Reading(None, offered)
-        committed = {value for value, _, _ in values}
-        if len(committed) > 1:  # two markers that commit to different values, or a hedged one
-            return Reading(None, tuple(dict.fromkeys(v for value, offers, _ in values for v in (offers or (value,)) if v is not None)))
+        first, _, statement_end = values[-1]
+        if len({value for value, _, _ in values}) > 1 or first is None:
+            # two markers that commit to different values, or an unreadable or hedged statement
+            return Reading(None, tuple(dict.fromkeys(number for _, offers, _ in values for number in offers)))
         later = set(_offered(text[statement_end:])) - {first}
         if later:  # "#### 18 ... the correct answer is 20": a later value is a hedge
             return Reading(None, (first, *sorted(later)))

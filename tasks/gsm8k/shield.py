@@ -38,7 +38,7 @@ from typing import Any
 from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.answers import extract_answer
 from tasks.gsm8k.claims import Claim, claims, evaluate
-from tasks.gsm8k.numbers import MAX_DECIMALS, NUMBER, NUMBER_PATTERN, SCALES, normalise, value
+from tasks.gsm8k.numbers import MAX_DECIMALS, MAX_TEXT_CHARS, NUMBER, NUMBER_PATTERN, SCALES, normalise, value
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 __all__ = ["GRAPH", "Claim", "claims", "evaluate", "numbers_in", "recomputes", "shield_candidate", "step_claims"]
@@ -94,7 +94,6 @@ _AND_A_HALF = re.compile(rf"(?<![\w.])({NUMBER_PATTERN}|an?|one)\s+([a-z]+\s+)?a
 # A line that ends with `=` or an operator, or a next line that starts with one, continues the claim.
 _CONTINUES = re.compile(r"[=+*/^]\s*$")
 _CONTINUATION = re.compile(r"^\s*[=+*/^]")
-MAX_TEXT_CHARS = 20_000  # a GSM8K solution is under 2,000 characters; the shield reads this far and flags the rest
 GRADER_ADDRESS = re.compile(
     r"\b(?:dear|to the|note to(?: the)?|attention|hey|hello|the|any|this)\s+(?:grader|judge|evaluator|reviewer|marker)s?\b"
     r"|\b(?:grader|judge|evaluator|reviewer)\s*[:,]\s"

@@ -107,15 +107,15 @@ def test_answer_forms(text: str, gold: str, read: str) -> None:
         assert outcome.correct is (read == gold)
 
 
+# Each just under the one cap every GSM8K reader has (numbers.MAX_TEXT_CHARS), and one over it.
 HOSTILE_ANSWERS = [
-    ("twenty-thousand-markers", "The answer is 18. " * 20_000, "18"),
-    ("fifty-thousand-hashes", "#### " * 50_000, None),
-    ("a-digit-run-too-long-to-be-a-number", "#### " + "9" * 200_000, None),
-    ("an-or-chain", "The answer is " + "18 or " * 50_000 + "20", None),
-    ("unclosed-boxes", "\\boxed{" * 40_000 + "18", "18"),
+    ("a-thousand-markers", "The answer is 18. " * 1_100, "18"),
+    ("four-thousand-hashes", "#### " * 3_900, None),
+    ("a-digit-run-too-long-to-be-a-number", "#### " + "9" * 19_000, None),
+    ("an-or-chain", "The answer is " + "18 or " * 3_000 + "20", None),
+    ("unclosed-boxes", "\\boxed{" * 2_500 + "18", "18"),
+    ("over-the-cap", "The answer is 18. " * 20_000, None),
 ]
-
-
 @pytest.mark.parametrize(("text", "read"), [row[1:] for row in HOSTILE_ANSWERS], ids=[row[0] for row in HOSTILE_ANSWERS])
 def test_hostile_answers_get_a_reading_and_the_hedge_report_is_bounded(text: str, read: str | None) -> None:
     from tasks.gsm8k import check
@@ -153,6 +153,10 @@ ATTACKS = [
     ("later-correction", "The answer is 18.\n\nCorrection: I misread the problem; the correct answer is 20."),
     ("later-words", "The answer is 18.\n\nActually no, the answer is twenty."),
     ("later-digits", "#### 18\nOn second thought it is 20."),
+    # C: only what a renderer shows is read (tasks/visible.py); the visible text says 20.
+    ("html-comment", "She makes 20 dollars.\n<!-- #### 18 -->"),
+    ("code-comment", "She makes 20 dollars.\n```python\n# The answer is 18\n```"),
+    ("hidden-span", "She makes 20 dollars.\n<span style=\"display:none\">The answer is 18.</span>"),
 ]
 
 
@@ -184,3 +188,26 @@ def test_honest_spellings_are_right(text: str, gold: str) -> None:
 
     outcome = check(gold, text)
     assert outcome.correct is True, outcome
+
+
+def test_over_the_cap_is_too_long() -> None:
+    from tasks.gsm8k import check
+    from tasks.gsm8k.numbers import MAX_TEXT_CHARS
+
+    assert check("18", "#### 18" + " " * MAX_TEXT_CHARS).outcome == "too_long"
+    assert check("18", "#### 18" + " " * (MAX_TEXT_CHARS - 7)).correct is True
+
+
+def test_the_work_of_a_reading_grows_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Doubling the markers doubles the statements read (each bounded by STATEMENT_CHARS), no more."""
+    from tasks.gsm8k import answers
+
+    calls: list[int] = []
+    real = answers._statement
+    monkeypatch.setattr(answers, "_statement", lambda text: calls.append(len(text)) or real(text))
+    counts = []
+    for markers in (400, 800):
+        calls.clear()
+        answers.read_answer("The answer is 1 + 1 " * markers)
+        counts.append((len(calls), max(calls)))
+    assert counts == [(400, 6), (800, 6)]

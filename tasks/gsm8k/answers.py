@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from tasks.gsm8k.claims import evaluate
 from tasks.gsm8k.numbers import MAX_TEXT_CHARS, NUMBER_PATTERN, SCALES, normalise, value
 from tasks.visible import visible_text
 
@@ -175,8 +176,6 @@ def _side_value(side: str) -> Fraction | None:
 
 def _expression(text: str) -> Fraction | None:
     """The exact value of an arithmetic expression (units between numbers allowed), else None."""
-    from tasks.gsm8k.claims import evaluate  # the shield's evaluator; imported here: claims imports numbers only
-
     return evaluate(text).value
 
 

@@ -86,6 +86,7 @@ _QUANTITY_UNIT = re.compile(
 )
 _ANSWER_LINE = re.compile(r"^\s*(?:####|A:|the answer is)", re.IGNORECASE)
 _ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
+_PROSE_AFTER_ANNOTATION = re.compile(rf"\s*[$€£]?\s*((?<![\w.])(?:{NUMBER_PATTERN})\s*%?)")
 _NUMBER = re.compile(rf"(?<![\w.])({NUMBER_PATTERN})(\s*%|\s*k\b|\s*(?:cents?\b|¢)|\s+(?:thousand|million|billion)\b)?", re.IGNORECASE)
 _DIGITS = r"\d{1,30}(?!\d)"
 _FRACTION = re.compile(rf"(?<![\d.])({_DIGITS})\s*/\s*({_DIGITS})")
@@ -136,11 +137,17 @@ def _shown(number: Fraction) -> str:
 
 
 def step_claims(step: str) -> list[Claim]:
-    """Arithmetic claims in one step, in text order: `<<a=b>>` annotations and the runs of the
-    prose (annotations blanked out, so a prose run never runs into one: "364 / 4 = <<3/4*364=273>>273"
-    is checked through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273")."""
-    found = [dataclasses.replace(claim, position=claim.position + match.start()) for match in _ANNOTATION.finditer(step)
-             for claim in claims(f"{match.group(1)}={match.group(2)}")]
+    """Arithmetic claims in one step, in text order: `<<a=b>>` annotations, the value the prose
+    states right after one (`<<16-3-4=9>>10` claims 9 = 10), and the runs of the prose (annotations
+    blanked out, so a prose run never runs into one: "364 / 4 = <<3/4*364=273>>273" is checked
+    through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273")."""
+    found = []
+    for match in _ANNOTATION.finditer(step):
+        found += [dataclasses.replace(claim, position=claim.position + match.start()) for claim in claims(f"{match.group(1)}={match.group(2)}")]
+        prose = _PROSE_AFTER_ANNOTATION.match(normalise(step[match.end() : match.end() + 80]))
+        if prose is not None:
+            found += [dataclasses.replace(claim, position=match.end(), check_grounding=False)
+                      for claim in claims(f"{match.group(2)}={prose.group(1)}")]
     prose = _ANNOTATION.sub(lambda match: "\0" * len(match.group(0)), step)
     return sorted(found + claims(prose), key=lambda claim: claim.position)
 
@@ -204,8 +211,9 @@ def _step_facts(step: str, grounded: set[Fraction]) -> dict[str, list[str]]:
         right_text = _plain_number(claim.right.rstrip().rstrip("%"))
         holds = recomputes(exact, claimed, right_text) if right_text else exact == claimed
         if not holds and claim.right.rstrip().endswith("%") and "%" not in claim.left:
-            # "45 + 21 + 28 = 94%" and "3 / 6 = 50%": a percent sign on the result alone is a unit.
-            holds = any(recomputes(exact, claimed * factor, right_text or "") for factor in (100, 1))
+            # "1 / 3 = 33.33%": a ratio as a rounded percent; "45 + 21 + 28 = 94%", "9 / 16 * 100 =
+            # 56.25%": percentage points, the sign a unit (only there: `9 / 16 = 0.5625%` is false).
+            holds = recomputes(exact * 100, claimed * 100, right_text or "") or (_in_points(claim) and recomputes(exact, claimed * 100, right_text or ""))
         if not holds:
             bad.append(f"{link} (recomputes to {_shown(exact)})")
         if claim.check_grounding and len(operands) >= 2:
@@ -215,6 +223,13 @@ def _step_facts(step: str, grounded: set[Fraction]) -> dict[str, list[str]]:
         grounded.update(right_operands)
         grounded.update((claimed, exact))
     return {"bad_arithmetic": bad, "ungrounded": ungrounded, "unverifiable": unverifiable}
+
+
+def _in_points(claim: Claim) -> bool:
+    """A left side computes percentage points, not a ratio, when it divides nothing or multiplies
+    by 100: `9 / 16 = 0.5625%` is a ratio written as the wrong percent (it is 56.25%)."""
+    tokens = claim.left_tokens
+    return not any(token.text == "/" for token in tokens) or any(token.kind == "num" and value(token.text) == 100 for token in tokens)
 
 
 def _supported(answer: Fraction, stated: set[Fraction], question: str) -> bool:

@@ -1,28 +1,26 @@
 """Reading and comparing GSM8K final answers: the one committed value a reader sees.
 
-Rules, in order (each form is a row of the table in docs/tasks.md, "GSM8K answer forms", and a test):
+Rules, in order (each form is a row of the tables in docs/tasks.md, "GSM8K answers", and a test):
 
-1. The text is normalised and its numbers are read by `tasks.gsm8k.numbers` (the grammar the
-   shield reads steps with): Unicode minus and dashes, fullwidth digits, `70,000` and `70 000`,
-   `70 thousand`, `70k`.
-2. The final statement is the text after the last answer marker, to the end of its paragraph:
-   `####` (the dataset's gold format and lm-eval's strict match), `The answer is` / `The final
-   answer is` / `Final answer:` (any case; lm-eval's gsm8k-cot and Minerva-style endings), or at a
-   line start `A:` (the GSM8K authors' model solutions) and `Answer:`; `\\boxed{...}` is a marker
-   too. Markdown emphasis (`**`, `__`, backticks) is dropped. The answer is the statement's first
-   number, with a sign (`-`, any minus dash), a currency sign (`$`, `€`, `£`), a fraction `3/4`, a
-   trailing `%` or unit word dropped. Without a marker, the answer is the last number of the last
-   line that has one (lm-eval's flexible extract reads the last number of the text).
-3. Hedged, so wrong: a statement that offers a second, different value (`18 (or 20)`, `18 or 20`,
-   `18-20`, `18 to 20`, `between 18 and 20`, `18 ± 2`, `either 18 or 20`, the list `1,5`, a
-   relation `18 = 20` between two plain numbers; working in parentheses, `540 (3 * 3 * 60)`, is
-   no second value), or two answer markers
-   that commit to different values (`The answer is 18.` ... `#### 20`). `read_answer` reports the
-   values offered; `extract_answer` gives None for a hedge, so it never votes.
+0. A candidate over `numbers.MAX_TEXT_CHARS` is not read (`too_long`); otherwise only its visible
+   text is (`tasks.visible.visible_text`: no HTML comments, code, quotes or hidden elements).
+1. The text is normalised (`tasks.gsm8k.numbers`, the grammar the shield reads steps with), its
+   LaTeX read through (`_LATEX`: delimiters, wrappers, `{,}` and `\\,` thousands, `\\times`),
+   markdown emphasis dropped.
+2. The final statement is the sentence after the last answer marker (`####`, `The answer is`,
+   `The final answer is`, `Final answer:`, `\\boxed`, at a line start `A:` and `Answer:`). It is read
+   whole by a closed grammar (`_statement`): sides that evaluate to the value, then the value side
+   `_VALUE_SIDE` (number, `× 10^n`, `%`, `UNIT_WORDS`, working in parentheses that restates it,
+   punctuation). Anything else commits to no value. Without a marker, the answer is the last number
+   of the last line that has one.
+3. Hedged, so wrong: a statement that does not parse and states two different values, two markers
+   that commit to different values, or any different value (digits or number words) after the
+   committed statement. An unparsed statement with one value is unreadable (no answer).
+   `read_answer` reports the values offered; `extract_answer` gives None for both, so neither votes.
 4. Numbers are compared exactly as rationals (`fractions.Fraction`), never with float `==`:
    `18`, `18.0`, `$18.00` and `36/2` are all equal.
 
-Only the last ANSWER_TEXT_CHARS characters are read, and every scan is linear in them.
+Every scan is linear in the text: a statement ends at the next marker and after STATEMENT_CHARS.
 
 `extract_answer` returns the canonical string of that rational (`"18"`, `"0.5"`, `"1/3"`) so that
 majority votes and reports group equal answers together.

@@ -8,11 +8,15 @@ Words and other punctuation end a run. Inside a run:
 - `2(9)` and `(3)(4)` multiply; a rate unit after a division sign (`$10/day`), and a unit word
   after a number and before an operator (`16 eggs - 3 eggs`), or before `=` when the number is an
   operand of an expression (`16 - 3 eggs = 13`, `$250 / $10 per day = 25`), are the quantity's unit
-  and are dropped; a bare `15 gallons = 120 pints` is a conversion, not a claim. Two numbers side by side (`3 1/2`) are no expression.
+  and are dropped, except where a run mixes units that convert (`convert_units`: two time units,
+  or dozens added to plain counts), where each is converted; a bare `15 gallons = 120 pints` is a
+  conversion, not a claim. Two numbers side by side (`3 1/2`) are no expression.
 - a letter glued to a number or an operator (`2x`, `(1/2)x`, `x+3`, `20*X`) is a variable: the
   side it touches is algebra, and its links are not claims; neither is a side with an operator
   left dangling (`30*= 90`).
-- each `=` (and `≈`, `→`, `⇒`, `=>`, which claim the same, rounding allowed) makes a link between
+- each `=` (and what a reader reads as one, rounding allowed: `==`, `=>`, `->`, `≈`, `→`, `⇒`, any
+  symbol whose Unicode name says EQUAL, ARROW or IMPLIES but not NOT, LESS or GREATER, and the words
+  `equals`, `equal (to)`, `is/are equal to` between operands) makes a link between
   the sides around it, and every link is a claim: `9 * 2 = 18 = 20`
   claims `9 * 2 = 18` and `18 = 20`. A run that starts with an operator is the tail of algebra
   (`X*4 + 240 = 1920`): its first link has no left side and is not a claim; later links are.

@@ -14,6 +14,9 @@ Invariants (CEL, in `GRAPH`):
   `fractions.Fraction`. Rounding allowance: a claimed result written with d decimals passes when it
   equals the exact value rounded (half up) or truncated to d decimals, because GSM8K solutions round
   money and counts (`10/3=3.33`, `7/2=3` people);
+  the prose value right after an annotation must equal its result (`<<16-3-4=9>>10` is false); a
+  result written `v%` is the ratio v/100, or v itself only where the left side is percentage points
+  (no division, or a factor 100);
 - no claim is unverifiable: an operator-like symbol or word between numbers that the evaluator
   cannot evaluate (`9 @ 2`, `9 mod 2`), a digit run too long to be a number, a zero divisor or a
   power past the caps makes its link `unverifiable`;

@@ -110,7 +110,12 @@ class Reading:
         return len(set(self.offered)) > 1
 
 
+# What each LaTeX token `_LATEX` matches reads as (the rest of its matches read as nothing).
+_LATEX_READS = {"\\%": "%", "\\,": " ", "\\ ": " ", "\\(": " ", "\\)": " ", "\\[": " ", "\\]": " "}
+
+
 def _latex(match: re.Match[str]) -> str:
+    """What a reader reads one `_LATEX` match as."""
     if match.group("num") is not None:
         return f"{match.group('num')}/{match.group('den')}"
     if match.group("op") is not None:
@@ -118,9 +123,7 @@ def _latex(match: re.Match[str]) -> str:
     if match.group("thousands") is not None:
         return ","  # "18{,}000", "18\\,000"
     text = match.group(0)
-    if text.startswith("\\boxed"):
-        return "\\boxed "
-    return {"\\$": "", "\\%": "%", "\\!": "", "\\,": " ", "\\ ": " "}.get(text, " " if text in ("\\(", "\\)", "\\[", "\\]") else "")
+    return "\\boxed " if text.startswith("\\boxed") else _LATEX_READS.get(text, "")
 
 
 def _stated_one(match: re.Match[str]) -> Fraction | None:
@@ -159,7 +162,7 @@ def _side_value(side: str) -> Fraction | None:
     match = _VALUE_SIDE.fullmatch(side)
     if match is None:
         return None
-    number = _stated_one(_STATED.fullmatch(match.group("stated").strip()) or _STATED.match(match.group("stated").strip()))  # type: ignore[arg-type]
+    number = _stated_one(match)  # _VALUE_SIDE holds _STATED's groups
     if number is None:
         return None
     if match.group("exp") is not None:

@@ -144,13 +144,13 @@ def step_claims(step: str) -> list[Claim]:
     states right after one (`<<16-3-4=9>>10` claims 9 = 10), and the runs of the prose (annotations
     blanked out, so a prose run never runs into one: "364 / 4 = <<3/4*364=273>>273" is checked
     through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273")."""
-    found = []
+    found: list[Claim] = []
     for match in _ANNOTATION.finditer(step):
         found += [dataclasses.replace(claim, position=claim.position + match.start()) for claim in claims(f"{match.group(1)}={match.group(2)}")]
-        prose = _PROSE_AFTER_ANNOTATION.match(normalise(step[match.end() : match.end() + 80]))
-        if prose is not None:
+        stated = _PROSE_AFTER_ANNOTATION.match(normalise(step[match.end() : match.end() + 80]))
+        if stated is not None:
             found += [dataclasses.replace(claim, position=match.end(), check_grounding=False)
-                      for claim in claims(f"{match.group(2)}={prose.group(1)}")]
+                      for claim in claims(f"{match.group(2)}={stated.group(1)}")]
     prose = _ANNOTATION.sub(lambda match: "\0" * len(match.group(0)), step)
     return sorted(found + claims(prose), key=lambda claim: claim.position)
 

@@ -89,7 +89,7 @@ _QUANTITY_UNIT = re.compile(
 )
 _ANSWER_LINE = re.compile(r"^\s*(?:####|A:|the answer is)", re.IGNORECASE)
 _ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
-_PROSE_AFTER_ANNOTATION = re.compile(rf"\s*[$€£]?\s*((?<![\w.])(?:{NUMBER_PATTERN})\s*%?)")
+_PROSE_AFTER_ANNOTATION = re.compile(rf"\s*[$€£]?\s*((?<![\w.])(?:{NUMBER_PATTERN})(?:\s*/\s*(?:{NUMBER_PATTERN}))?\s*%?)")
 _NUMBER = re.compile(rf"(?<![\w.])({NUMBER_PATTERN})(\s*%|\s*k\b|\s*(?:cents?\b|¢)|\s+(?:thousand|million|billion)\b)?", re.IGNORECASE)
 _DIGITS = r"\d{1,30}(?!\d)"
 _FRACTION = re.compile(rf"(?<![\d.])({_DIGITS})\s*/\s*({_DIGITS})")

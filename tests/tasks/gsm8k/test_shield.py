@@ -157,6 +157,7 @@ HONEST = [
     ("gold-with-scale-word-answer", JOSH, JOSH_GOLD + "The answer is 70 thousand dollars."),
     ("gold-en-dash-minus", JANET_Q, "Janet sells 16 – 3 – 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
     ("gsm8k-gold", QUESTION, GOLD),
+    ("fraction-after-annotation", JANET_Q, "She sells <<3/4=3/4>>3/4 of them.\nJanet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
     ("dozen-is-twelve", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars, the price of 1 dozen + 6 = 18 eggs.\n#### 18"),
     ("hours-and-minutes", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe spends 1 hour + 30 minutes = 90 minutes there.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
     ("day-less-hours", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe is away 1 day - 6 hours = 18 hours.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),

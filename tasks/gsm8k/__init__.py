@@ -36,8 +36,10 @@ def gold_answer(solution: str) -> str:
 
 def check(gold: str, text: str) -> AnchorOutcome:
     """Right when the one committed answer equals the gold exactly; a hedge is wrong, with outcome `hedged`
-    and the values it offered in `details`."""
+    and the values it offered in `details`; a candidate over MAX_TEXT_CHARS is wrong, outcome `too_long`."""
     reading = read_answer(text)
+    if reading.too_long:
+        return AnchorOutcome(False, None, outcome="too_long")
     if reading.hedged:
         return AnchorOutcome(False, None, outcome="hedged", details={"offered": [canonical(value) for value in reading.offered[:MAX_OFFERED]]})
     extracted = canonical(reading.value) if reading.value is not None else None

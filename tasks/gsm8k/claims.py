@@ -8,11 +8,15 @@ Words and other punctuation end a run. Inside a run:
 - `2(9)` and `(3)(4)` multiply; a rate unit after a division sign (`$10/day`), and a unit word
   after a number and before an operator (`16 eggs - 3 eggs`), or before `=` when the number is an
   operand of an expression (`16 - 3 eggs = 13`, `$250 / $10 per day = 25`), are the quantity's unit
-  and are dropped; a bare `15 gallons = 120 pints` is a conversion, not a claim. Two numbers side by side (`3 1/2`) are no expression.
+  and are dropped, except where a run mixes units that convert (`convert_units`: two time units,
+  or dozens added to plain counts), where each is converted; a bare `15 gallons = 120 pints` is a
+  conversion, not a claim. Two numbers side by side (`3 1/2`) are no expression.
 - a letter glued to a number or an operator (`2x`, `(1/2)x`, `x+3`, `20*X`) is a variable: the
   side it touches is algebra, and its links are not claims; neither is a side with an operator
   left dangling (`30*= 90`).
-- each `=` (and `≈`, `→`, `⇒`, `=>`, which claim the same, rounding allowed) makes a link between
+- each `=` (and what a reader reads as one, rounding allowed: `==`, `=>`, `->`, `≈`, `→`, `⇒`, any
+  symbol whose Unicode name says EQUAL, ARROW or IMPLIES but not NOT, LESS or GREATER, and the words
+  `equals`, `equal (to)`, `is/are equal to` between operands) makes a link between
   the sides around it, and every link is a claim: `9 * 2 = 18 = 20`
   claims `9 * 2 = 18` and `18 = 20`. A run that starts with an operator is the tail of algebra
   (`X*4 + 240 = 1920`): its first link has no left side and is not a claim; later links are.
@@ -29,6 +33,7 @@ and a base of at most 256 bits, so no claim can make the checker build a huge nu
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
@@ -36,12 +41,22 @@ from typing import NamedTuple
 from tasks.gsm8k.numbers import NUMBER_PATTERN, normalise, value
 
 _TOKEN = re.compile(
-    rf"(?P<long>\d{{31,}})|(?P<num>(?<!\d){NUMBER_PATTERN})|(?P<word>[A-Za-z]+)|(?P<link>=>|[≈→⇒])|(?P<op>\*\*|[-+*/^()%=])|(?P<cur>[$€£])|(?P<space>\s+)|(?P<other>.)",
+    rf"(?P<long>\d{{31,}})|(?P<num>(?<!\d){NUMBER_PATTERN})|(?P<word>[A-Za-z]+)|(?P<link>==|=>|->|[≈→⇒])|(?P<op>\*\*|[-+*/^()%=])|(?P<cur>[$€£])|(?P<space>\s+)|(?P<other>.)",
     re.DOTALL,
 )
 _WORD_OPERATORS = {"times": "*", "plus": "+", "minus": "-", "x": "*"}
 _TWO_WORD_OPERATORS = {("multiplied", "by"): "*", ("divided", "by"): "/"}
 _UNKNOWN_WORDS = frozenset({"mod", "modulo", "choose", "xor", "over"})
+# Words a reader reads as `=` between two operands: "16 - 3 - 4 equals 9", "... is equal to 9".
+_EQUALITY_WORDS = {("equals",): 1, ("equal", "to"): 2, ("is", "equal", "to"): 3, ("are", "equal", "to"): 3, ("equal",): 1}
+_LINK_HINT = re.compile(r"[=≈→⇒]|->|\bequals?\b|[^\x00-\x7f]", re.IGNORECASE)
+# Units a quantity is converted by when a run mixes them (to the smallest one present): time, and
+# the dozen (12 of the count beside it).
+TIME_UNITS = {
+    "second": 1, "seconds": 1, "sec": 1, "secs": 1, "minute": 60, "minutes": 60, "min": 60, "mins": 60,
+    "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600, "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
+}
+DOZEN_WORDS = frozenset({"dozen", "dozens"})
 _OTHER_OPERATOR = re.compile(r"[@#&|~\\]|[^\w\s\"'.,;:!?\x00]")  # symbols; letters, spaces and punctuation are not
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 MAX_EXPONENT, MAX_BASE_BITS = 64, 256
@@ -50,10 +65,11 @@ MAX_EXPONENT, MAX_BASE_BITS = 64, 256
 class Token(NamedTuple):
     """One token of a step (a NamedTuple: a step has many, and they are built in the hot loop)."""
 
-    kind: str  # num, op, long, unknown (an operand or operator the reader cannot evaluate), var (a variable), break
+    kind: str  # num, op, long, unknown (an operand or operator the reader cannot evaluate), var (a variable), break, factor
     text: str
     start: int
     end: int
+    unit: str = ""  # a num's convertible unit word (`TIME_UNITS`, `DOZEN_WORDS`), lower-cased
 
 
 class Evaluation(NamedTuple):
@@ -117,6 +133,13 @@ def tokens(text: str) -> list[Token]:
             continue
         if token.kind == "word":
             word = token.text.lower()
+            if before is not None and before.kind == "num" and not before.unit and (word in TIME_UNITS or word in DOZEN_WORDS):
+                out[-1] = before = before._replace(unit=word.rstrip("s") if word in DOZEN_WORDS else word)
+            equality = _equality_words(raw, index)
+            if equality and _is_operand_end(before) and _is_operand_start(_next_operand(raw, index + equality)):
+                out.append(Token("op", "=", token.start, raw[index + equality - 1].end))  # "9 * 2 equals 18"
+                index += equality
+                continue
             pair = (word, after.text.lower()) if after is not None and after.kind == "word" else None
             if pair in _TWO_WORD_OPERATORS and _is_operand_end(before):
                 out.append(Token("op", _TWO_WORD_OPERATORS[pair], token.start, after.end))  # type: ignore[union-attr]
@@ -142,6 +165,10 @@ def tokens(text: str) -> list[Token]:
                 out.append(Token("break", token.text, token.start, token.end))
             index += 1
             continue
+        if token.kind == "other" and _reads_as_equality(token.text):
+            out.append(Token("op", "=", token.start, token.end))  # "≃", "≡", "⟹", "＝": equality or implication
+            index += 1
+            continue
         if token.kind == "other":
             if _OTHER_OPERATOR.fullmatch(token.text) and _is_operand_end(before) and _is_operand_start(_next_operand(raw, index + 1)):
                 out.append(Token("unknown", token.text, token.start, token.end))
@@ -158,6 +185,24 @@ def tokens(text: str) -> list[Token]:
         out.append(token)
         index += 1
     return out
+
+
+def _equality_words(raw: list[Token], index: int) -> int:
+    """How many word tokens from `index` read as `=` (0 when they do not)."""
+    for words, length in sorted(_EQUALITY_WORDS.items(), key=lambda item: -item[1]):
+        chunk = raw[index : index + length]
+        if len(chunk) == length and all(t.kind == "word" for t in chunk) and tuple(t.text.lower() for t in chunk) == words:
+            return length
+    return 0
+
+
+def _reads_as_equality(char: str) -> bool:
+    """A symbol a reader reads as `=` or as "gives": its Unicode name says EQUAL or ARROW, and not
+    NOT, LESS or GREATER (`≠`, `≤`, `≥` are no equality; they stay unknown operators)."""
+    if char.isascii():
+        return False
+    name = unicodedata.name(char, "")
+    return ("EQUAL" in name or "ARROW" in name or "IMPLIES" in name) and not any(word in name for word in ("NOT", "LESS", "GREATER"))
 
 
 def _is_unit(out: list[Token], token: Token, raw: list[Token], index: int) -> bool:
@@ -230,11 +275,12 @@ def evaluate_tokens(items: list[Token]) -> Evaluation:
         return Evaluation(None, operands, refused)
 
     for token in items:
-        if token.kind == "num":
+        if token.kind in ("num", "factor"):
             if not expect_operand:
                 return failed()  # two numbers side by side ("3 1/2", "5 100") are no expression
             number = value(token.text)
-            operands.append(number)
+            if token.kind == "num":  # a unit's factor is a constant, not an operand the solution chose
+                operands.append(number)
             values.append(number)
             expect_operand = False
         elif token.text == "(":
@@ -312,13 +358,35 @@ def _runs(items: list[Token]) -> list[tuple[list[Token], bool, bool]]:
     return [run for run in runs if any(token.text == "=" for token in run[0])]
 
 
+def convert_units(run: list[Token]) -> list[Token]:
+    """`run` with its quantities in one unit where it mixes units that convert: two time units
+    (`2 hours + 7 minutes`: both in minutes), or dozens added to plain counts (`1 dozen + 6`:
+    12 + 6). Each converted number becomes `(n * factor)`; the factor is no operand."""
+    time = {TIME_UNITS[token.unit] for token in run if token.unit in TIME_UNITS}
+    base = min(time) if len(time) > 1 else None
+    additive = any(token.kind == "op" and token.text in "+-" for token in run)
+    dozens = additive and any(token.unit == "dozen" for token in run) and any(token.kind == "num" and not token.unit for token in run)
+    if base is None and not dozens:
+        return run
+    out: list[Token] = []
+    for token in run:
+        factor = TIME_UNITS[token.unit] // base if base is not None and token.unit in TIME_UNITS else 12 if dozens and token.unit == "dozen" else 1
+        if factor == 1:
+            out.append(token)
+            continue
+        out += [Token("op", "(", token.start, token.start), token._replace(unit=""), Token("op", "*", token.end, token.end),
+                Token("factor", str(factor), token.end, token.end), Token("op", ")", token.end, token.end)]
+    return out
+
+
 def claims(step: str, *, annotation: bool = False) -> list[Claim]:
     """Every `=` link of every arithmetic run in `step`, in text order (rules in the module docstring)."""
     text = normalise(step)
     found: list[Claim] = []
-    if not any(link in text for link in "=≈→⇒"):
+    if not _LINK_HINT.search(text):
         return found
-    for run, after_variable, before_variable in _runs(tokens(text)):
+    for raw_run, after_variable, before_variable in _runs(tokens(text)):
+        run = convert_units(raw_run)
         sides: list[list[Token]] = [[]]
         for token in run:
             if token.text == "=":

@@ -14,6 +14,9 @@ Invariants (CEL, in `GRAPH`):
   `fractions.Fraction`. Rounding allowance: a claimed result written with d decimals passes when it
   equals the exact value rounded (half up) or truncated to d decimals, because GSM8K solutions round
   money and counts (`10/3=3.33`, `7/2=3` people);
+  the prose value right after an annotation must equal its result (`<<16-3-4=9>>10` is false); a
+  result written `v%` is the ratio v/100, or v itself only where the left side is percentage points
+  (no division, or a factor 100);
 - no claim is unverifiable: an operator-like symbol or word between numbers that the evaluator
   cannot evaluate (`9 @ 2`, `9 mod 2`), a digit run too long to be a number, a zero divisor or a
   power past the caps makes its link `unverifiable`;
@@ -38,7 +41,7 @@ from typing import Any
 from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.answers import extract_answer
 from tasks.gsm8k.claims import Claim, claims, evaluate
-from tasks.gsm8k.numbers import MAX_DECIMALS, NUMBER, NUMBER_PATTERN, SCALES, normalise, value
+from tasks.gsm8k.numbers import MAX_DECIMALS, MAX_TEXT_CHARS, NUMBER, NUMBER_PATTERN, SCALES, normalise, value
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
 
 __all__ = ["GRAPH", "Claim", "claims", "evaluate", "numbers_in", "recomputes", "shield_candidate", "step_claims"]
@@ -86,6 +89,7 @@ _QUANTITY_UNIT = re.compile(
 )
 _ANSWER_LINE = re.compile(r"^\s*(?:####|A:|the answer is)", re.IGNORECASE)
 _ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
+_PROSE_AFTER_ANNOTATION = re.compile(rf"\s*[$€£]?\s*((?<![\w.])(?:{NUMBER_PATTERN})(?:\s*/\s*(?:{NUMBER_PATTERN}))?\s*%?)")
 _NUMBER = re.compile(rf"(?<![\w.])({NUMBER_PATTERN})(\s*%|\s*k\b|\s*(?:cents?\b|¢)|\s+(?:thousand|million|billion)\b)?", re.IGNORECASE)
 _DIGITS = r"\d{1,30}(?!\d)"
 _FRACTION = re.compile(rf"(?<![\d.])({_DIGITS})\s*/\s*({_DIGITS})")
@@ -94,7 +98,6 @@ _AND_A_HALF = re.compile(rf"(?<![\w.])({NUMBER_PATTERN}|an?|one)\s+([a-z]+\s+)?a
 # A line that ends with `=` or an operator, or a next line that starts with one, continues the claim.
 _CONTINUES = re.compile(r"[=+*/^]\s*$")
 _CONTINUATION = re.compile(r"^\s*[=+*/^]")
-MAX_TEXT_CHARS = 20_000  # a GSM8K solution is under 2,000 characters; the shield reads this far and flags the rest
 GRADER_ADDRESS = re.compile(
     r"\b(?:dear|to the|note to(?: the)?|attention|hey|hello|the|any|this)\s+(?:grader|judge|evaluator|reviewer|marker)s?\b"
     r"|\b(?:grader|judge|evaluator|reviewer)\s*[:,]\s"
@@ -137,11 +140,17 @@ def _shown(number: Fraction) -> str:
 
 
 def step_claims(step: str) -> list[Claim]:
-    """Arithmetic claims in one step, in text order: `<<a=b>>` annotations and the runs of the
-    prose (annotations blanked out, so a prose run never runs into one: "364 / 4 = <<3/4*364=273>>273"
-    is checked through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273")."""
-    found = [dataclasses.replace(claim, position=claim.position + match.start()) for match in _ANNOTATION.finditer(step)
-             for claim in claims(f"{match.group(1)}={match.group(2)}")]
+    """Arithmetic claims in one step, in text order: `<<a=b>>` annotations, the value the prose
+    states right after one (`<<16-3-4=9>>10` claims 9 = 10), and the runs of the prose (annotations
+    blanked out, so a prose run never runs into one: "364 / 4 = <<3/4*364=273>>273" is checked
+    through its annotation, and the prose's sloppy "364 / 4" is not read as "= 273")."""
+    found: list[Claim] = []
+    for match in _ANNOTATION.finditer(step):
+        found += [dataclasses.replace(claim, position=claim.position + match.start()) for claim in claims(f"{match.group(1)}={match.group(2)}")]
+        stated = _PROSE_AFTER_ANNOTATION.match(normalise(step[match.end() : match.end() + 80]))
+        if stated is not None:
+            found += [dataclasses.replace(claim, position=match.end(), check_grounding=False)
+                      for claim in claims(f"{match.group(2)}={stated.group(1)}")]
     prose = _ANNOTATION.sub(lambda match: "\0" * len(match.group(0)), step)
     return sorted(found + claims(prose), key=lambda claim: claim.position)
 
@@ -205,8 +214,9 @@ def _step_facts(step: str, grounded: set[Fraction]) -> dict[str, list[str]]:
         right_text = _plain_number(claim.right.rstrip().rstrip("%"))
         holds = recomputes(exact, claimed, right_text) if right_text else exact == claimed
         if not holds and claim.right.rstrip().endswith("%") and "%" not in claim.left:
-            # "45 + 21 + 28 = 94%" and "3 / 6 = 50%": a percent sign on the result alone is a unit.
-            holds = any(recomputes(exact, claimed * factor, right_text or "") for factor in (100, 1))
+            # "1 / 3 = 33.33%": a ratio as a rounded percent; "45 + 21 + 28 = 94%", "9 / 16 * 100 =
+            # 56.25%": percentage points, the sign a unit (only there: `9 / 16 = 0.5625%` is false).
+            holds = recomputes(exact * 100, claimed * 100, right_text or "") or (_in_points(claim) and recomputes(exact, claimed * 100, right_text or ""))
         if not holds:
             bad.append(f"{link} (recomputes to {_shown(exact)})")
         if claim.check_grounding and len(operands) >= 2:
@@ -216,6 +226,13 @@ def _step_facts(step: str, grounded: set[Fraction]) -> dict[str, list[str]]:
         grounded.update(right_operands)
         grounded.update((claimed, exact))
     return {"bad_arithmetic": bad, "ungrounded": ungrounded, "unverifiable": unverifiable}
+
+
+def _in_points(claim: Claim) -> bool:
+    """A left side computes percentage points, not a ratio, when it divides nothing or multiplies
+    by 100: `9 / 16 = 0.5625%` is a ratio written as the wrong percent (it is 56.25%)."""
+    tokens = claim.left_tokens
+    return not any(token.text == "/" for token in tokens) or any(token.kind == "num" and value(token.text) == 100 for token in tokens)
 
 
 def _supported(answer: Fraction, stated: set[Fraction], question: str) -> bool:

@@ -128,6 +128,19 @@ ATTACKS = [
     ("unknown-word", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 mod 2 = 20 dollars.\n#### 20", UNVERIFIABLE),
     ("refused-power", JAMES, "He sprints 3 * 3 = 9 times.\nSo he runs (99^64)^64 = 540 meters.\n#### 540", UNVERIFIABLE),
     ("zero-divisor", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 18 / 0 = 18 dollars.\n#### 18", UNVERIFIABLE),
+    # Round 4 (red team): the prose after an annotation, equality words and spellings, powers, percents, units.
+    ("prose-after-annotation", JANET_Q, "Janet sells 16 - 3 - 4 = <<16-3-4=9>>10 eggs.\nShe makes 10 * 2 = <<10*2=20>>20 dollars.\n#### 20", BAD),
+    ("prose-after-annotation-currency", JANET_Q, "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 eggs.\nShe makes 9 * 2 = <<9*2=18>>$20.\n#### 20", BAD),
+    ("equals-word", JANET_Q, "Janet sells 16 - 3 - 4 equals 10 eggs.\nShe makes 10 * 2 equals 20 dollars.\n#### 20", BAD),
+    ("is-equal-to", JANET_Q, "Janet sells 16 - 3 - 4 is equal to 10 eggs.\nShe makes 10 * 2 is equal to 20 dollars.\n#### 20", BAD),
+    ("double-equals", JANET_Q, "Janet sells 16 - 3 - 4 == 10 eggs.\nShe makes 10 * 2 == 20 dollars.\n#### 20", BAD),
+    ("arrow-ascii", JANET_Q, "Janet sells 16 - 3 - 4 => 10 eggs.\nShe makes 10 * 2 -> 20 dollars.\n#### 20", BAD),
+    ("zero-width-before-equals", JANET_Q, "Janet sells 16 - 3 - 4 \u200b= 10 eggs.\nShe makes 10 * 2 \u200b= 20 dollars.\n#### 20", BAD),
+    ("superscript-power", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9\u00b2 = 10 dollars.\n#### 10", BAD),
+    ("superscript-cube", JAMES, "He sprints 3\u00b3 = 9 times.\nSo he runs 9 * 60 = 540 meters.\n#### 540", BAD),
+    ("percent-of-a-ratio", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe sells 9 / 16 = 0.5625% of them.\nShe makes 9 * 2 = 18 dollars.\n#### 18", BAD),
+    ("mixed-time-units", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe spends 2 hours + 7 minutes = 9 minutes there.\nShe makes 9 * 2 = 18 dollars.\n#### 18", BAD),
+    ("mixed-day-units", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe sells for 1 week + 2 days = 3 days.\nShe makes 9 * 2 = 18 dollars.\n#### 18", BAD),
 ]
 HONEST = [
     ("middle-dot-and-times", JAMES, "He sprints 3·3 = 9 times.\nSo he runs 9 × 60 = 540 meters.\n#### 540"),
@@ -144,6 +157,14 @@ HONEST = [
     ("gold-with-scale-word-answer", JOSH, JOSH_GOLD + "The answer is 70 thousand dollars."),
     ("gold-en-dash-minus", JANET_Q, "Janet sells 16 – 3 – 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
     ("gsm8k-gold", QUESTION, GOLD),
+    ("fraction-after-annotation", JANET_Q, "She sells <<3/4=3/4>>3/4 of them.\nJanet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("dozen-is-twelve", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars, the price of 1 dozen + 6 = 18 eggs.\n#### 18"),
+    ("hours-and-minutes", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe spends 1 hour + 30 minutes = 90 minutes there.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("day-less-hours", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe is away 1 day - 6 hours = 18 hours.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("ratio-as-percent", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe sells 9 / 16 = 56.25% of them.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("ratio-as-rounded-percent", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe keeps 3 / 9 = 33.33% of them.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("percentage-points", JANET_Q, "Janet sells 16 - 3 - 4 = 9 eggs.\nShe keeps 3 + 4 = 7% of them.\nShe makes 9 * 2 = 18 dollars.\n#### 18"),
+    ("equals-word-honest", JANET_Q, "Janet sells 16 - 3 - 4 equals 9 eggs.\nShe makes 9 * 2 equals 18 dollars.\n#### 18"),
 ]
 
 

@@ -1,7 +1,7 @@
 """The MATH anchor checker: read the final answer as a reader would, then judge it under hard caps.
 
 Order (each stage's outcome ends the check, never correct unless the last says so):
-1. `too_long`: the candidate exceeds `visible.MAX_TEXT_CHARS`; `no_answer`: it states no final
+1. `too_long`: the candidate exceeds `tasks.visible.MAX_TEXT_CHARS`; `no_answer`: it states no final
    answer (`extract.read_answer`); `answer_too_long`: a final answer over `MAX_ANSWER_CHARS`.
 2. `hedged`: a final answer states more than one value for the gold's one (`hedges`), or the
    final statements (boxes on the last box's line, a later marker line) get different verdicts

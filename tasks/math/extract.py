@@ -1,6 +1,6 @@
 """Read a candidate's final answer the way a reader of the rendered solution would.
 
-Only visible text counts (`visible.visible_text`: no HTML comments, code or quotes; dashes are
+Only visible text counts (`tasks.visible.visible_text`: no HTML comments, code or quotes; dashes are
 minus). Two kinds of final statement are read:
 - the last `\\boxed{...}` / `\\fbox{...}` (balanced braces; `\\boxed 5` too), a trailing period
   inside it dropped (`\\boxed{9.}` is 9);
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.math.visible import MAX_TEXT_CHARS, visible_text
+from tasks.visible import MAX_TEXT_CHARS, visible_text
 
 MAX_ANSWER_CHARS = 1000  # a longer final answer is not checked (`answer_too_long`)
 _BOX_COMMANDS = ("\\boxed", "\\fbox")

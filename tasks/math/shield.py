@@ -20,7 +20,7 @@ Invariants (CEL, in `GRAPH`):
 - no text addresses the grader: the GSM8K shield's detector (`tasks.gsm8k.shield.grader_phrases`),
   except phrases that also occur in the problem statement (a problem about a contest's judges).
 
-Hostile input cannot hang or crash the shield: only the first `visible.MAX_TEXT_CHARS` characters
+Hostile input cannot hang or crash the shield: only the first `tasks.visible.MAX_TEXT_CHARS` characters
 are read; math is found by one left-to-right scan (unclosed `\\[` openers cost linear time, not one
 scan each); a side longer than `4 * MAX_SIDE_CHARS` is dropped before any rewrite, the LaTeX
 rewriter is iterative (1,200 nested `\\frac` cannot overflow the stack), sides are parsed
@@ -49,8 +49,8 @@ from harness.core import Candidate, PublicProblem
 from tasks.gsm8k.shield import grader_phrases
 from tasks.math.extract import extract_answer, last_boxed
 from tasks.math.normalise import latex_to_sympy_text
-from tasks.math.visible import MAX_TEXT_CHARS, drop_regions, normalise_characters
 from tasks.task_shield import GraphShield, reasoning_graph, reasoning_trace
+from tasks.visible import MAX_TEXT_CHARS, drop_regions, normalise_characters
 
 TASK_ID = "math"
 GRAPH = reasoning_graph(

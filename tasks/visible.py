@@ -1,4 +1,7 @@
-"""The part of a MATH candidate that a reader sees, capped, scanned in linear time.
+"""The part of a candidate's answer text that a reader sees, capped, scanned in linear time.
+
+Task-neutral: every task that reads a final answer from free text (MATH, GSM8K) reads it from
+`visible_text`, so text a renderer hides cannot decide the answer.
 
 A rendered solution hides HTML comments (`<!-- ... -->`), `\\iffalse ... \\fi`, `\\phantom{}` and
 HTML elements (`span`, `div`, `p`, `font`, `details`...) styled or marked to hide (`hidden`,

@@ -30,6 +30,7 @@ _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _MARKERS = ("final answer is", "final answer:", "the answer is")
 _LINE_MARKER = "answer:"  # only where a line starts with it ("**Answer:** 9"), not "check our answer: ..."
 _HOPE = "i hope it is correct"
+_BARE_BOX = re.compile(r"[^\s$]{1,200}")
 _AFTER_BOX = re.compile(r"[\s$]*(?:(?P<hedge>\(\s*or\b[^()\n]{0,40}\)|or\s+\S{1,40})|(?P<words>[A-Za-z]+(?: [A-Za-z]+)?))")
 
 
@@ -72,7 +73,7 @@ def _box_at(text: str, position: int, limit: int | None = None) -> tuple[str, in
         close = _read_braced(text, rest, limit)
         return (_strip_period(text[rest + 1 : close].strip()), close + 1) if close is not None else None
     if rest > position + len(command):
-        bare = re.match(r"[^\s$]{1,200}", text[rest : min(rest + 200, limit)])
+        bare = _BARE_BOX.match(text[rest : min(rest + 200, limit)])
         if bare:
             return _strip_period(bare.group(0)), rest + bare.end()
     return None
@@ -92,6 +93,36 @@ def _box_starts(text: str) -> list[int]:
             found.append(position)
             position = text.find(command, position + 1)
     return sorted(found)
+
+
+def _closing_braces(text: str) -> dict[int, int]:
+    """The index of the `}` closing each `{` of `text` that is closed: one pass with a stack."""
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for index, char in enumerate(text):
+        if char == "{":
+            stack.append(index)
+        elif char == "}" and stack:
+            closing[stack.pop()] = index
+    return closing
+
+
+def _all_boxes(text: str) -> list[str]:
+    """The content of every well-formed box of `text`, in order. Linear overall: braces are matched
+    once for the whole text, so many unclosed openers are not each read to the text's end."""
+    closing = _closing_braces(text)
+    found: list[str] = []
+    for position in _box_starts(text):
+        command = next(c for c in _BOX_COMMANDS if text.startswith(c, position))
+        rest = position + len(command)
+        while rest < len(text) and text[rest] == " ":
+            rest += 1
+        if rest < len(text) and text[rest] == "{":
+            if rest in closing:
+                found.append(_strip_period(text[rest + 1 : closing[rest]].strip()))
+        elif rest > position + len(command) and (bare := _BARE_BOX.match(text, rest)) is not None:
+            found.append(_strip_period(bare.group(0)))
+    return found
 
 
 def last_boxed(text: str) -> str | None:
@@ -221,8 +252,7 @@ def read_answer(text: str) -> ReadAnswer:
     paragraph_start = seen.rfind("\n\n", 0, box[1]) + 1
     paragraph_end = seen.find("\n\n", box[1])
     paragraph = seen[paragraph_start : paragraph_end if paragraph_end >= 0 else len(seen)]
-    boxes = tuple(b for b in (_box_at(paragraph, p) for p in _box_starts(paragraph)) if b is not None)
-    contents = tuple(dict.fromkeys(content for content, _ in boxes))
+    contents = tuple(dict.fromkeys(_all_boxes(paragraph)))
     statements = [content for content in contents if _normal_form(content) != _normal_form(box[0])]
     trailing = ""
     if marked is not None and marked_line >= box_line:

@@ -30,6 +30,7 @@ _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _MARKERS = ("final answer is", "final answer:", "the answer is")
 _LINE_MARKER = "answer:"  # only where a line starts with it ("**Answer:** 9"), not "check our answer: ..."
 _HOPE = "i hope it is correct"
+_EMPHASIS = re.compile(r"(?<![\w*\\])(?:\*{1,3}|_{2,3})(?=[\w$\\])|(?<=[\w:.)$}])(?:\*{1,3}|_{2,3})(?![\w*])")
 _BARE_BOX = re.compile(r"[^\s$]{1,200}")
 _AFTER_BOX = re.compile(r"[\s$]*(?:(?P<hedge>\(\s*or\b[^()\n]{0,40}\)|or\s+\S{1,40})|(?P<words>[A-Za-z]+(?: [A-Za-z]+)?))")
 
@@ -149,6 +150,8 @@ def _math_span(value: str) -> tuple[str, str] | None:
     for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**")):
         if value.startswith(opener):
             end = value.find(closer, len(opener))
+            while closer == "$" and end > 0 and value[end - 1] == "\\":  # `$\$32,348$`: an escaped `\$` is a dollar sign
+                end = value.find(closer, end + 1)
             if end > len(opener):
                 return value[len(opener) : end], value[end + len(closer) :]
     return None
@@ -194,8 +197,15 @@ def _box_end(text: str, position: int) -> int:
     return box[1] if box is not None else len(text)
 
 
+def _without_emphasis(line: str) -> str:
+    """`line` without markdown emphasis around words (`**Final Answer**:`, `*The answer is*`,
+    `__Answer__`); a `*` between operands (`2*3`, `2 * 3`) is kept."""
+    return _EMPHASIS.sub("", line)
+
+
 def _marked(line: str) -> tuple[str, str] | None:
     """(answer, trailing words) of the last marker in `line`, or None when the line has none."""
+    line = _without_emphasis(line)
     lower = line.lower()
     best: tuple[int, int] | None = None
     for marker in _MARKERS:

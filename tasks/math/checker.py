@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tasks.math.extract import MAX_ANSWER_CHARS, ReadAnswer, read_answer
-from tasks.math.hedges import hedge_reason
+from tasks.math.hedges import hedge_reason, later_value
 from tasks.math.normalise import latex_to_sympy_text
 from tasks.math.precision import asked_places, is_decimal
 from tasks.math.spelling import canonical, without_counted_noun
@@ -177,6 +177,8 @@ def check_answer(gold: str | MathAnchor, text: str, pool: CheckPool | None = Non
         return AnchorOutcome(False, read.answer[:MAX_ANSWER_CHARS], "answer_too_long", base)
     if any(_nesting(statement) > MAX_NESTING for statement in statements):
         return AnchorOutcome(False, read.answer, "answer_too_deep", base)
+    if later_value(canonical(read.after), " ".join(statements), anchor.problem):
+        return AnchorOutcome(False, read.answer, "hedged", {**base, "hedge": "value_after_answer"})
     for statement in statements:
         hedge = hedge_reason(f"{statement} {trailing}", gold, read.boxes_on_last_line)
         if hedge is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.visible import MAX_TEXT_CHARS, visible_text
+from tasks.visible import MAX_TEXT_CHARS, drop_regions, visible_text
 
 MAX_ANSWER_CHARS = 1000  # a longer final answer is not checked (`answer_too_long`)
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
@@ -46,6 +46,7 @@ class ReadAnswer:
     trailing: str = ""
     boxes_on_last_line: tuple[str, ...] = ()  # the different boxes of the last box's paragraph
     unit_words: str = ""  # the words right after the last box, read for units only
+    after: str = ""  # all visible text after the final statement (the last box, else the marker line)
     too_long: bool = False
 
 
@@ -257,7 +258,9 @@ def read_answer(text: str) -> ReadAnswer:
             marked, marked_line = found, index
             break
     if box is None:
-        return ReadAnswer(marked[0], trailing=marked[1]) if marked else ReadAnswer(None)
+        if marked is None:
+            return ReadAnswer(None)
+        return ReadAnswer(marked[0], trailing=marked[1], after="\n".join(lines[marked_line + 1 :]))
     box_line = seen.count("\n", 0, box[1])
     paragraph_start = seen.rfind("\n\n", 0, box[1]) + 1
     paragraph_end = seen.find("\n\n", box[1])
@@ -270,7 +273,8 @@ def read_answer(text: str) -> ReadAnswer:
         trailing = marked[1]
     also = tuple(dict.fromkeys(s for s in statements if _normal_form(s) != _normal_form(box[0])))
     hedge, words = _after_box(seen[_box_end(seen, box[1]) :])
-    return ReadAnswer(box[0], also=also, trailing=f"{hedge} {trailing}".strip(), boxes_on_last_line=contents, unit_words=words)
+    after = drop_regions(seen[_box_end(seen, box[1]) :], "[asy]", "[/asy]")
+    return ReadAnswer(box[0], also=also, trailing=f"{hedge} {trailing}".strip(), boxes_on_last_line=contents, unit_words=words, after=after)
 
 
 def extract_answer(text: str) -> str | None:

@@ -16,7 +16,7 @@ unreadable rather than read from hidden text.
   (`[//]: # (...)`, `[x]: url "title"`), images (`![alt](url)`), the target and title of links
   (`[text](url "title")` keeps `text`), fenced and inline code and block quotes (`> ...`) go.
 - LaTeX: `\\phantom{}` (and `\\hphantom`, `\\vphantom`), struck or cancelled text (`\\sout`,
-  `\\st`, `\\xout`, `\\cancel`, `\\bcancel`, `\\xcancel`, `\\strikeout`), the MathJax styling
+  `\\st`, `\\xout`, `\\cancel`, `\\bcancel`, `\\xcancel`, `\\cancelto`, `\\strikeout`), the MathJax styling
   commands whose look is unknown (`\\style`, `\\class`, `\\cssId`, `\\texttip`, `\\mathtip`,
   `\\toggle`), `\\textcolor{c}{...}` and `\\colorbox{c}{...}` unless `c` is one of
   `VISIBLE_COLOURS`, and everything after `\\color{c}` to the end of its group (or of the
@@ -46,7 +46,7 @@ _VOID = frozenset("br hr img input wbr meta link source area col embed param tra
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,30})(?=[\s/>])([^<>]{0,1000})>")
 VISIBLE_COLOURS = frozenset("black red blue green magenta cyan brown purple orange violet teal olive darkgray gray grey maroon navy".split())
 _DROPPED_GROUPS = {  # command -> brace groups it takes (all dropped)
-    "\\sout": 1, "\\st": 1, "\\xout": 1, "\\cancel": 1, "\\bcancel": 1, "\\xcancel": 1, "\\strikeout": 1,
+    "\\sout": 1, "\\st": 1, "\\xout": 1, "\\cancel": 1, "\\bcancel": 1, "\\xcancel": 1, "\\cancelto": 2, "\\strikeout": 1,
     "\\style": 2, "\\class": 2, "\\cssId": 2, "\\texttip": 2, "\\mathtip": 2, "\\toggle": 2,
 }
 _COLOURED = {"\\textcolor": 2, "\\colorbox": 2}
@@ -135,7 +135,7 @@ def _drop_commands(text: str) -> str:
     """Remove struck, styled and invisibly coloured LaTeX groups (see the module doc). An unclosed
     group hides the rest. Forward scan: each group is read once."""
     commands = {**_DROPPED_GROUPS, **_COLOURED, "\\color": 1}
-    pattern = re.compile("|".join(re.escape(c) for c in sorted(commands, key=len, reverse=True)) + r"(?![A-Za-z])")
+    pattern = re.compile("(?:" + "|".join(re.escape(c) for c in sorted(commands, key=len, reverse=True)) + r")(?![A-Za-z])")
     out: list[str] = []
     position = 0
     while (found := pattern.search(text, position)) is not None:

@@ -30,6 +30,7 @@ CASES = [
     ("md-link-keeps-text", '[8](http://x "9")', "8"),
     ("md-image-dropped", "![9](x.png)8", " 8"),
     ("sout", "\\sout{9}8", "8"),
+    ("command-name-is-whole", "\\stackrel{a}{=} \\cancelto{2}{8}\\frac{1}{2}", "\\stackrel{a}{=} \\frac{1}{2}"),
     ("mathjax-style", "\\style{display:none}{9}8", "8"),
     ("textcolor-white", "\\textcolor{white}{9}8", "8"),
     ("textcolor-model", "\\textcolor[rgb]{1,1,1}{9}8", "8"),

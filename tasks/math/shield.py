@@ -45,6 +45,7 @@ from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
     parse_expr,
+    rationalize,
     standard_transformations,
 )
 
@@ -69,7 +70,8 @@ MAX_SIDE_CHARS = 160  # a side longer than this (after normalising) is not check
 MAX_EXPONENT = 1000  # |exponent| above this: not checked (10^(10^10) must not be computed)
 MAX_ANSWER_CHARS = 1000
 _DIGITS = 30
-_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor)
+# `rationalize`: a decimal is the exact number it writes (`2.7 - 2.5` is exactly `0.2`), so links compare exactly.
+_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor, rationalize)
 _FUNCTIONS = {"sqrt": sympy.sqrt, "root": sympy.root, "pi": sympy.pi}
 _IDENTIFIERS = re.compile(r"[A-Za-z_]+")
 _SAFE = re.compile(r"[0-9+\-*/().,\s]*")  # commas only from root(x, n): LaTeX commas are skipped

@@ -73,6 +73,7 @@ def test_shield_candidate(text: str, verdict: str, checks: set[str]) -> None:
         ("\\sqrt{2}+\\sqrt{3}", "\\sqrt{5+2\\sqrt{6}}", True),
         ("\\pi", "3.1416", True),
         ("\\pi", "3.1415", False),
+        ("\\frac{\\sqrt{6.25 - 0.49}}{2.7-2.5}", "\\frac{\\sqrt{5.76}}{0.2}", True),  # math500-52: decimals are exact
         ("\\frac{1}{3}", "0.34", False),
         ("3\\cdot 4", "13", False),
         ("2x+3", "7", None),  # an unknown: not a chain to check
@@ -83,7 +84,7 @@ def test_shield_candidate(text: str, verdict: str, checks: set[str]) -> None:
         ("10^{10^{10}}", "5", None),  # too large to evaluate: never computed
     ],
     ids=["product", "fraction", "surd", "braceless_frac", "rounded", "truncated", "rounded_up", "big_plus_one", "big_exact", "one_unit_off",
-         "quarter_truncated", "quarter", "half_unit_up", "root2_rounded", "root2_off", "nested_surd", "pi_rounded", "pi_truncated", "misrounded", "wrong", "unknown",
+         "quarter_truncated", "quarter", "half_unit_up", "root2_rounded", "root2_off", "nested_surd", "pi_rounded", "pi_truncated", "exact_decimals", "misrounded", "wrong", "unknown",
          "degrees", "percent", "mixed_number", "base_subscript", "huge_power"],
 )
 def test_link_holds(left: str, right: str, holds: bool | None) -> None:

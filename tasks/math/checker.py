@@ -6,6 +6,9 @@ Order (each stage's outcome ends the check, never correct unless the last says s
 2. `hedged`: a final answer states more than one value for the gold's one (`hedges`), or the
    final statements (boxes on the last box's line, a later marker line) get different verdicts
    (`final_statements_disagree`).
+   Every final statement and the gold are first put in one spelling (`spelling.canonical`: digit
+   groups, LaTeX spacing, font commands) and a trailing noun naming what the problem counts is
+   dropped (`spelling.without_counted_noun`: "9 divisors" is 9).
 3. `wrong_unit`: a stated unit differs from the gold's or the asked one (`units`).
 4. the verdict on the answer with units removed, by these rules (the `rule` in `details`):
    - `asked_precision`: a decimal answer where the problem asks for a rounded value: correct iff it
@@ -34,9 +37,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tasks.math.extract import MAX_ANSWER_CHARS, ReadAnswer, read_answer
-from tasks.math.hedges import hedge_reason
+from tasks.math.hedges import hedge_reason, later_value
 from tasks.math.normalise import latex_to_sympy_text
 from tasks.math.precision import asked_places, is_decimal
+from tasks.math.spelling import canonical, without_counted_noun
 from tasks.math.units import expected_units, stated_units, strip_units, unit_conflict
 from tasks.math.workers import CallResult, CheckPool
 from tasks.types import AnchorOutcome
@@ -150,38 +154,43 @@ def _nesting(text: str) -> int:
     return deepest
 
 
-def _statements(read: ReadAnswer) -> tuple[str, ...]:
+def _statements(read: ReadAnswer, problem: str) -> tuple[str, ...]:
+    """The final statements in one spelling (`spelling`), a noun naming the counted thing dropped."""
     assert read.answer is not None
-    return (read.answer, *read.also)
+    return tuple(without_counted_noun(canonical(statement), problem) for statement in (read.answer, *read.also))
 
 
 def check_answer(gold: str | MathAnchor, text: str, pool: CheckPool | None = None) -> AnchorOutcome:
     """Judge a candidate's full `text` against `gold` (LaTeX, as in MATH's `answer`, with or without
     its problem statement; without one no unit or rounding counts as asked)."""
     anchor = gold if isinstance(gold, MathAnchor) else MathAnchor(gold)
+    gold = canonical(anchor.answer)
     read = read_answer(text)
     if read.too_long:
         return AnchorOutcome(False, None, "too_long", {"secondary": None, "disagreement": False})
     if read.answer is None:
         return AnchorOutcome(False, None, "no_answer", {"secondary": None, "disagreement": False})
-    statements = _statements(read)
+    statements = _statements(read, anchor.problem)
+    trailing, unit_words = canonical(read.trailing), canonical(read.unit_words)
     base: dict[str, Any] = {"secondary": None, "disagreement": False}
     if any(len(statement) > MAX_ANSWER_CHARS for statement in statements):
         return AnchorOutcome(False, read.answer[:MAX_ANSWER_CHARS], "answer_too_long", base)
     if any(_nesting(statement) > MAX_NESTING for statement in statements):
         return AnchorOutcome(False, read.answer, "answer_too_deep", base)
+    if later_value(canonical(read.after), " ".join(statements), anchor.problem):
+        return AnchorOutcome(False, read.answer, "hedged", {**base, "hedge": "value_after_answer"})
     for statement in statements:
-        hedge = hedge_reason(f"{statement} {read.trailing}", anchor.answer, read.boxes_on_last_line)
+        hedge = hedge_reason(f"{statement} {trailing}", gold, read.boxes_on_last_line)
         if hedge is not None:
             return AnchorOutcome(False, read.answer, "hedged", {**base, "hedge": hedge})
-    expected = expected_units(anchor.answer, anchor.problem)
+    expected = expected_units(gold, anchor.problem)
     for statement in statements:
-        conflict = unit_conflict(stated_units(f"{statement} {read.trailing} {read.unit_words}"), expected)
+        conflict = unit_conflict(stated_units(f"{statement} {trailing} {unit_words}"), expected)
         if conflict is not None:
             return AnchorOutcome(False, read.answer, "wrong_unit", {**base, "unit": conflict})
     budget = _Budget(pool or default_pool(), CHECK_BUDGET_S)
     places = asked_places(anchor.problem)
-    gold_value = strip_units(anchor.answer) or anchor.answer
+    gold_value = strip_units(gold) or gold
     verdicts = [_judge(gold_value, strip_units(statement) or statement, places, budget) for statement in statements]
     details = _details(verdicts[0], read.answer)
     failed = next((verdict for verdict in verdicts if verdict.correct is None), None)

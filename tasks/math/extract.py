@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.visible import MAX_TEXT_CHARS, visible_text
+from tasks.visible import MAX_TEXT_CHARS, drop_regions, visible_text
 
 MAX_ANSWER_CHARS = 1000  # a longer final answer is not checked (`answer_too_long`)
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
@@ -30,6 +30,8 @@ _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _MARKERS = ("final answer is", "final answer:", "the answer is")
 _LINE_MARKER = "answer:"  # only where a line starts with it ("**Answer:** 9"), not "check our answer: ..."
 _HOPE = "i hope it is correct"
+_EMPHASIS = re.compile(r"(?<![\w*\\])(?:\*{1,3}|_{2,3})(?=[\w$\\])|(?<=[\w:.)$}])(?:\*{1,3}|_{2,3})(?![\w*])")
+_BARE_BOX = re.compile(r"[^\s$]{1,200}")
 _AFTER_BOX = re.compile(r"[\s$]*(?:(?P<hedge>\(\s*or\b[^()\n]{0,40}\)|or\s+\S{1,40})|(?P<words>[A-Za-z]+(?: [A-Za-z]+)?))")
 
 
@@ -44,6 +46,7 @@ class ReadAnswer:
     trailing: str = ""
     boxes_on_last_line: tuple[str, ...] = ()  # the different boxes of the last box's paragraph
     unit_words: str = ""  # the words right after the last box, read for units only
+    after: str = ""  # all visible text after the final statement (the last box, else the marker line)
     too_long: bool = False
 
 
@@ -72,7 +75,7 @@ def _box_at(text: str, position: int, limit: int | None = None) -> tuple[str, in
         close = _read_braced(text, rest, limit)
         return (_strip_period(text[rest + 1 : close].strip()), close + 1) if close is not None else None
     if rest > position + len(command):
-        bare = re.match(r"[^\s$]{1,200}", text[rest : min(rest + 200, limit)])
+        bare = _BARE_BOX.match(text[rest : min(rest + 200, limit)])
         if bare:
             return _strip_period(bare.group(0)), rest + bare.end()
     return None
@@ -92,6 +95,36 @@ def _box_starts(text: str) -> list[int]:
             found.append(position)
             position = text.find(command, position + 1)
     return sorted(found)
+
+
+def _closing_braces(text: str) -> dict[int, int]:
+    """The index of the `}` closing each `{` of `text` that is closed: one pass with a stack."""
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for index, char in enumerate(text):
+        if char == "{":
+            stack.append(index)
+        elif char == "}" and stack:
+            closing[stack.pop()] = index
+    return closing
+
+
+def _all_boxes(text: str) -> list[str]:
+    """The content of every well-formed box of `text`, in order. Linear overall: braces are matched
+    once for the whole text, so many unclosed openers are not each read to the text's end."""
+    closing = _closing_braces(text)
+    found: list[str] = []
+    for position in _box_starts(text):
+        command = next(c for c in _BOX_COMMANDS if text.startswith(c, position))
+        rest = position + len(command)
+        while rest < len(text) and text[rest] == " ":
+            rest += 1
+        if rest < len(text) and text[rest] == "{":
+            if rest in closing:
+                found.append(_strip_period(text[rest + 1 : closing[rest]].strip()))
+        elif rest > position + len(command) and (bare := _BARE_BOX.match(text, rest)) is not None:
+            found.append(_strip_period(bare.group(0)))
+    return found
 
 
 def last_boxed(text: str) -> str | None:
@@ -118,6 +151,8 @@ def _math_span(value: str) -> tuple[str, str] | None:
     for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**")):
         if value.startswith(opener):
             end = value.find(closer, len(opener))
+            while closer == "$" and end > 0 and value[end - 1] == "\\":  # `$\$32,348$`: an escaped `\$` is a dollar sign
+                end = value.find(closer, end + 1)
             if end > len(opener):
                 return value[len(opener) : end], value[end + len(closer) :]
     return None
@@ -163,8 +198,15 @@ def _box_end(text: str, position: int) -> int:
     return box[1] if box is not None else len(text)
 
 
+def _without_emphasis(line: str) -> str:
+    """`line` without markdown emphasis around words (`**Final Answer**:`, `*The answer is*`,
+    `__Answer__`); a `*` between operands (`2*3`, `2 * 3`) is kept."""
+    return _EMPHASIS.sub("", line)
+
+
 def _marked(line: str) -> tuple[str, str] | None:
     """(answer, trailing words) of the last marker in `line`, or None when the line has none."""
+    line = _without_emphasis(line)
     lower = line.lower()
     best: tuple[int, int] | None = None
     for marker in _MARKERS:
@@ -216,13 +258,14 @@ def read_answer(text: str) -> ReadAnswer:
             marked, marked_line = found, index
             break
     if box is None:
-        return ReadAnswer(marked[0], trailing=marked[1]) if marked else ReadAnswer(None)
+        if marked is None:
+            return ReadAnswer(None)
+        return ReadAnswer(marked[0], trailing=marked[1], after="\n".join(lines[marked_line + 1 :]))
     box_line = seen.count("\n", 0, box[1])
     paragraph_start = seen.rfind("\n\n", 0, box[1]) + 1
     paragraph_end = seen.find("\n\n", box[1])
     paragraph = seen[paragraph_start : paragraph_end if paragraph_end >= 0 else len(seen)]
-    boxes = tuple(b for b in (_box_at(paragraph, p) for p in _box_starts(paragraph)) if b is not None)
-    contents = tuple(dict.fromkeys(content for content, _ in boxes))
+    contents = tuple(dict.fromkeys(_all_boxes(paragraph)))
     statements = [content for content in contents if _normal_form(content) != _normal_form(box[0])]
     trailing = ""
     if marked is not None and marked_line >= box_line:
@@ -230,7 +273,8 @@ def read_answer(text: str) -> ReadAnswer:
         trailing = marked[1]
     also = tuple(dict.fromkeys(s for s in statements if _normal_form(s) != _normal_form(box[0])))
     hedge, words = _after_box(seen[_box_end(seen, box[1]) :])
-    return ReadAnswer(box[0], also=also, trailing=f"{hedge} {trailing}".strip(), boxes_on_last_line=contents, unit_words=words)
+    after = drop_regions(seen[_box_end(seen, box[1]) :], "[asy]", "[/asy]")
+    return ReadAnswer(box[0], also=also, trailing=f"{hedge} {trailing}".strip(), boxes_on_last_line=contents, unit_words=words, after=after)
 
 
 def extract_answer(text: str) -> str | None:

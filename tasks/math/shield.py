@@ -10,10 +10,13 @@ Invariants (CEL, in `GRAPH`):
 - every equation chain `a = b = c` in the math of a step holds where both sides of an `=` are closed
   forms: numbers, `\\frac`, `\\sqrt`, `\\pi`, powers, `\\cdot`/`\\times`/`\\div` (`equation_sides`).
   Conservative on purpose: a side with a variable, a unit, a degree or percent sign, a subscript, a
-  mixed number, a command SymPy is not given (`\\binom`, `\\sin`, `\\dots`), or anything in a
-  modular context is not checked. A chain link fails only when both sides evaluate to finite numbers
-  (30 digits) that differ beyond rounding: a side written as a decimal with d places may be the
-  other side rounded or truncated to d places;
+  mixed number, a command SymPy is not given (`\\binom`, `\\sin`, `\\dots`), or a row in a
+  modular context (and the rows continuing it) is not checked. Environments are parsed, not skipped
+  (`environment_rows`): `aligned`/`align*`/`gather`... rows split at `\\\\`, `cases` rows at `\\\\`
+  and `&`; any other environment (a matrix) is one unread token. A link holds only when the two
+  sides are exactly equal (rationals and surds exactly, no relative tolerance: `2^{50}+1 = 2^{50}`
+  fails), or one side is a decimal within half a unit of its own last place of the other
+  (`\\frac13 = 0.33` holds; `9 = 8.9`, `\\frac14 = 0.24`, `\\frac23 = 0.66` fail);
 - every step was checked within the candidate's `CHECK_BUDGET_S` (`checked`): a step the budget
   left unchecked is a violation, never a silent pass;
 - an answer is present (otherwise the path never reaches ANSWER) and parses (`answer_parses`);
@@ -42,6 +45,7 @@ from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
     parse_expr,
+    rationalize,
     standard_transformations,
 )
 
@@ -66,7 +70,8 @@ MAX_SIDE_CHARS = 160  # a side longer than this (after normalising) is not check
 MAX_EXPONENT = 1000  # |exponent| above this: not checked (10^(10^10) must not be computed)
 MAX_ANSWER_CHARS = 1000
 _DIGITS = 30
-_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor)
+# `rationalize`: a decimal is the exact number it writes (`2.7 - 2.5` is exactly `0.2`), so links compare exactly.
+_TRANSFORMS = standard_transformations + (implicit_multiplication_application, convert_xor, rationalize)
 _FUNCTIONS = {"sqrt": sympy.sqrt, "root": sympy.root, "pi": sympy.pi}
 _IDENTIFIERS = re.compile(r"[A-Za-z_]+")
 _SAFE = re.compile(r"[0-9+\-*/().,\s]*")  # commas only from root(x, n): LaTeX commas are skipped
@@ -78,9 +83,17 @@ _RELATION = re.compile(
     r"|Leftrightarrow|quad|qquad|text\{\s*(?:and|or|if|so|since|then)\s*\})(?![A-Za-z])|:=|<|>|;|=)"
 )
 # Contexts in which `=` does not mean numeric equality of closed forms.
-_SKIP_SEGMENT = re.compile(
-    r"\\(?:pmod|bmod|mod|equiv|begin|stackrel|overset|underset|cases|substack)(?![A-Za-z])|\?|\bmod\b", re.IGNORECASE
+_SKIP_ROW = re.compile(
+    r"\\(?:pmod|bmod|mod|equiv|stackrel|overset|underset|cases|substack)(?![A-Za-z])|\?|\bmod\b", re.IGNORECASE
 )
+# Environments whose rows are equations: their markers go, rows split at `\\` (`&` is alignment).
+_ROW_ENVIRONMENTS = frozenset(
+    "align align* aligned alignat alignat* alignedat equation equation* gather gather* gathered split multline multline* eqnarray eqnarray* flalign flalign*".split()
+)
+# Environments of cases: `&` separates a value from its condition, so it ends the row too.
+_CASES_ENVIRONMENTS = frozenset("cases cases* dcases dcases* rcases".split())
+_ENVIRONMENT = re.compile(r"\\(begin|end)\s*\{([A-Za-z]+\*?)\}(?:\{[^{}]{0,40}\})?")
+_UNREAD = " \\unread "  # stands for an environment that is not read (a matrix): its side is not checked
 # A side that cannot be read as a closed form here: units and degrees, percent, subscripts (bases,
 # indices), mixed numbers (`2\frac12` is 5/2, not 2 * 1/2), digits split by spaces (`2 500`),
 # factorials, tuples, vectors, floor/ceiling.
@@ -201,16 +214,49 @@ def _split_top_level(text: str) -> list[tuple[str, str]]:
     return parts
 
 
+def environment_rows(segment: str) -> str:
+    """`segment` with its environments parsed: row environments (`aligned`, `align*`...) lose their
+    markers; in `cases` every `&` ends a row like `\\\\`; any other environment (a matrix, an
+    array) becomes one unread token, so the sides touching it are not checked, the rest is. One
+    forward pass over the markers with a stack."""
+    out: list[str] = []
+    stack: list[str] = []  # open environments
+    position = 0
+    for marker in _ENVIRONMENT.finditer(segment):
+        hidden = any(name not in _ROW_ENVIRONMENTS and name not in _CASES_ENVIRONMENTS for name in stack)
+        if not hidden:
+            piece = segment[position : marker.start()]
+            out.append(piece.replace("&", "\\\\") if stack and stack[-1] in _CASES_ENVIRONMENTS else piece)
+        position = marker.end()
+        name = marker.group(2)
+        if marker.group(1) == "begin":
+            if not hidden and name not in _ROW_ENVIRONMENTS and name not in _CASES_ENVIRONMENTS:
+                out.append(_UNREAD)
+            stack.append(name)
+        elif stack and stack[-1] == name:
+            stack.pop()
+        out.append(" ")
+    if not any(name not in _ROW_ENVIRONMENTS and name not in _CASES_ENVIRONMENTS for name in stack):
+        out.append(segment[position:])
+    return "".join(out)
+
+
 def equation_links(segment: str) -> list[Link]:
-    """Adjacent `=`-joined sides of every chain in one math segment. Rows of an align environment
-    that start with a relation (`&= 12`) continue the previous row's chain."""
-    if _SKIP_SEGMENT.search(segment):
-        return []
+    """Adjacent `=`-joined sides of every chain in one math segment, environments parsed
+    (`environment_rows`). Rows that start with a relation (`&= 12`) continue the previous row's
+    chain. A row in a modular or otherwise non-numeric context (`\\pmod`, `\\equiv`, `?`...) is not
+    a chain, nor are the rows that continue it."""
     links: list[Link] = []
     previous: str | None = None
-    for row in re.split(r"\\\\(?:\[[^\]]{0,20}\])?", _unbox(segment)):
+    skipping = False
+    for row in re.split(r"\\\\(?:\[[^\]]{0,20}\])?", _unbox(environment_rows(segment))):
         parts = _split_top_level(row)
-        if parts[0][1].strip() == "" and len(parts) > 1 and previous is not None:
+        continues = parts[0][1].strip() == "" and len(parts) > 1
+        skipping = bool(_SKIP_ROW.search(row)) or (skipping and continues)
+        if skipping:
+            previous = None
+            continue
+        if continues and previous is not None:
             parts[0] = ("", previous)  # `&= 12` continues the chain above
         for (_, left), (relation, right) in zip(parts, parts[1:]):
             if relation == "=" and left.strip() and right.strip():
@@ -274,32 +320,68 @@ def _value(expression: sympy.Basic) -> sympy.Basic | None:
 
 
 def link_holds(link: Link) -> bool | None:
-    """True/False when both sides are closed forms with finite values; None when not checkable."""
+    """True/False when both sides are closed forms with finite values; None when not checkable.
+    Exact: the two sides must be equal as numbers (rationals and surds compared exactly, no relative
+    tolerance), or one side is a decimal within half a unit of its own last place of the other."""
     left, right = closed_form(link.left), closed_form(link.right)
-    if left is None or right is None:
+    if left is None or right is None or _value(left) is None or _value(right) is None:
         return None
-    left_value, right_value = _value(left), _value(right)
-    if left_value is None or right_value is None:
-        return None
-    difference = abs(sympy.N(left_value - right_value, _DIGITS))
-    scale = max(1, abs(left_value), abs(right_value))
-    if difference <= scale * sympy.Float(10) ** -12:
+    equal = _equal(left, right)
+    if equal is True:
         return True
-    # A side written as a decimal may be the other side rounded or truncated to its places.
-    for decimal_side, value, other in ((link.left, left_value, right_value), (link.right, right_value, left_value)):
-        places = _decimals(decimal_side.rstrip("."))
-        if places is not None and _rounds_to(other, value, places):
+    for decimal_side, other in ((link.left, right), (link.right, left)):
+        written = decimal_side.strip().rstrip(".").strip()
+        places = _decimals(written)
+        if places is not None and _rounds_to(other, sympy.Rational(written.replace(" ", "")), places):
             return True
-    return False
+    return equal
 
 
-def _rounds_to(exact: sympy.Basic, written: sympy.Basic, places: int) -> bool:
-    """`written` (a decimal with `places` places) is `exact` rounded half up or truncated toward zero."""
-    unit = sympy.Float(10, _DIGITS) ** -places
-    slack = unit * sympy.Float(10) ** -9
-    if abs(exact - written) <= unit / 2 + slack:
-        return True
-    return bool(0 <= (exact - written) * sympy.sign(exact) < unit + slack)
+def _difference(left: sympy.Basic, right: sympy.Basic) -> sympy.Basic | None:
+    try:
+        return (left.doit() - right.doit()).doit()
+    except (ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+
+
+def _equal(left: sympy.Basic, right: sympy.Basic) -> bool | None:
+    """Exact equality: a rational difference is compared exactly; an irrational one is nonzero
+    when it evaluates (50 digits, adaptive) to a nonzero number, zero when SymPy simplifies it to
+    0; None when neither is shown."""
+    difference = _difference(left, right)
+    if difference is None:
+        return None
+    if difference.is_Rational:
+        return bool(difference == 0)
+    value = _value_at(difference, 50)
+    if value is not None and value != 0 and abs(value) > sympy.Float(10, 50) ** -40:
+        return False
+    try:
+        return True if sympy.simplify(difference) == 0 else None
+    except (ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+
+
+def _value_at(expression: sympy.Basic, digits: int) -> sympy.Basic | None:
+    try:
+        value = sympy.N(expression, digits)
+    except (ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+    return value if value.is_number and value.is_finite else None
+
+
+def _rounds_to(exact: sympy.Basic, written: sympy.Rational, places: int) -> bool:
+    """`written` (a decimal with `places` places) is within half a unit of its last place of
+    `exact`: compared exactly for a rational `exact`, at 50 digits otherwise (an irrational is never
+    exactly half way)."""
+    half = sympy.Rational(1, 2) * sympy.Rational(10) ** -places
+    difference = _difference(exact, written)
+    if difference is None:
+        return False
+    if difference.is_Rational:
+        return bool(abs(difference) <= half)
+    value = _value_at(difference, 50)
+    return value is not None and bool(abs(value) <= half)
 
 
 def false_equations(step: str, deadline: float | None = None) -> list[str] | None:

@@ -45,7 +45,7 @@ def test_math_checker_disagreements_are_counted_by_rule_and_shown_per_candidate(
         ("math500-176", "honest", r"So it is $\boxed{0.0000672}$."),
         ("math500-176", "near-miss", r"So it is $\boxed{0.0000671}$."),  # Math-Verify yes (6 places), SymPy no
         ("math500-14", "tiny", r"So $DE = \boxed{\sqrt{51}+10^{-20}}$."),  # Math-Verify yes, SymPy no
-        ("math500-242", "thin-space", r"The total is $\boxed{32\,348}$ dollars."),  # Math-Verify no, SymPy yes
+        ("math500-242", "thin-space", r"The total is $\boxed{32\,348}$ dollars."),  # one spelling first: both checkers yes
         ("math500-242", "hostile", "So $\\boxed{" + "\\frac{1}{" * 1200 + "2" + "}" * 1200 + "}$"),
     ]
     pool = tmp_path / "math.jsonl"
@@ -60,12 +60,12 @@ def test_math_checker_disagreements_are_counted_by_rule_and_shown_per_candidate(
         "math_verify": True, "sympy": False, "rule": "exact_decimal", "verdict": False, "answer": "0.0000671",
     }
     assert rows["tiny"]["checker_disagreement"]["rule"] == "stricter_verdict"
-    assert rows["thin-space"]["checker_disagreement"]["rule"] == "same_normal_form"
-    assert rows["honest"]["checker_disagreement"] is None and rows["hostile"]["checker_disagreement"] is None
+    for agreed in ("honest", "hostile", "thin-space"):
+        assert rows[agreed]["checker_disagreement"] is None
     summary = result.summary
-    assert summary["checker_disagreements"] == 3
+    assert summary["checker_disagreements"] == 2
     assert {key: value for key, value in summary.items() if key.startswith("checker_disagreements_")} == {
-        "checker_disagreements_exact_decimal": 1, "checker_disagreements_same_normal_form": 1, "checker_disagreements_stricter_verdict": 1,
+        "checker_disagreements_exact_decimal": 1, "checker_disagreements_stricter_verdict": 1,
     }
     written = (result.output_dir / "checker_disagreements.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["candidate_id"] for line in written) == ["near-miss", "thin-space", "tiny"]
+    assert sorted(json.loads(line)["candidate_id"] for line in written) == ["near-miss", "tiny"]

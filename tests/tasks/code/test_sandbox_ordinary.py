@@ -44,7 +44,7 @@ GONE = {
 }
 # Tells the first jail still shows and the variant does not: differential execution catches them.
 DIFFERING = {
-    "uid_range": "os.getuid() >= 200000",
+    "uid_range": "os.getuid() >= 1 << 30",
     "pid_two": "os.getpid() == 2",
     "home": "os.environ.get('HOME') == '/home/dev'",
     "cwd_name": "os.path.basename(os.getcwd()).startswith('tmp')",

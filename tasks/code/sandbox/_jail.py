@@ -160,19 +160,22 @@ def _drop_privileges(libc, uid, workdir):
 
 
 class _Requests:
-    """Lines from the request pipe, one record at a time."""
+    """Lines from the request pipe, one record at a time. `os.read` and the decoder are captured
+    here, before the candidate's program runs, so a program that rebinds `os.read` (or `_wire.loads`)
+    cannot slow or change the jail's side of the protocol."""
 
     def __init__(self, fd):
         self.fd, self.buffer = fd, b""
+        self._read, self._loads = os.read, _wire.loads
 
     def next(self):
         while b"\n" not in self.buffer:
-            chunk = os.read(self.fd, _READ_CHUNK)
+            chunk = self._read(self.fd, _READ_CHUNK)
             if not chunk:
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return _wire.loads(line, objects=True)  # from the trusted parent
+        return self._loads(line, objects=True)  # from the trusted parent
 
 
 def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):

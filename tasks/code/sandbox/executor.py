@@ -65,7 +65,7 @@ class SandboxLimits:
     file_size_mb: int = 16
     disk_mb: int = 64
     open_files: int = 4096
-    threads: int = 16
+    threads: int = 40  # the stdlib's largest default pool, min(32, cpu_count + 4), and a margin
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
     confine_filesystem: bool = True

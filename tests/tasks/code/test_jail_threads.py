@@ -32,6 +32,20 @@ def has_close_elements(numbers, threshold):
         worker.join()
     return bool(found)
 """,
+    "thirty_two_threads_at_once": """
+import threading
+def has_close_elements(numbers, threshold):
+    found, barrier = [], threading.Barrier(32)
+    def scan(start):
+        barrier.wait()  # all 32 alive together: ThreadPoolExecutor()'s largest default
+        found.extend(j for j in range(start + 1, len(numbers)) if abs(numbers[start % len(numbers)] - numbers[j]) < threshold)
+    workers = [threading.Thread(target=scan, args=(i,)) for i in range(32)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return bool(found)
+""",
     "concurrent_futures": """
 from concurrent.futures import ThreadPoolExecutor
 def has_close_elements(numbers, threshold):
@@ -89,8 +103,8 @@ def test_a_python_signal_handler_is_still_refused() -> None:
 HOLDER = """
 import threading, time
 def has_close_elements(numbers, threshold):
-    if not threading.active_count() > 1:  # its own allowance: 16 threads besides its own, held
-        for _ in range(16):
+    if not threading.active_count() > 1:  # within its own allowance of 40 threads, held
+        for _ in range(38):
             threading.Thread(target=time.sleep, args=(8,), daemon=True).start()
         time.sleep(6)
     return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])
@@ -99,7 +113,7 @@ def has_close_elements(numbers, threshold):
 
 def test_a_jail_in_another_process_does_not_share_the_thread_cap() -> None:
     """Red-team neighbour_uid_collision: every fork server's first jail had the same uid, and
-    RLIMIT_NPROC counts a uid's threads machine-wide, so a candidate holding its 16 threads in one
+    RLIMIT_NPROC counts a uid's threads machine-wide, so a candidate holding its threads in one
     process made an honest threaded candidate in another fail. Uids are now unique per machine."""
     script = (
         "import sys; from tasks.code import CodeAnchor, check_code; from tasks.code.loader import _bundled_rows; "

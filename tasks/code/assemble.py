@@ -39,6 +39,10 @@ def assemble_program(prompt: str, text: str, entry_point: str) -> str:
 
 
 def code_digest(text: str) -> str:
-    """A short, whitespace-insensitive fingerprint of the candidate's code (12 hex digits)."""
+    """A short, whitespace-insensitive fingerprint of the candidate's code (12 hex digits).
+
+    The text is untrusted: a pool line may hold a lone surrogate (`"\\ud800"` is valid JSON), which
+    plain UTF-8 cannot encode, so the digest encodes with `surrogatepass` (the jail writes the
+    program the same way) and two texts that differ only there still get different digests."""
     normalised = "\n".join(line.rstrip() for line in extract_code(text).strip().splitlines())
-    return hashlib.sha256(normalised.encode()).hexdigest()[:12]
+    return hashlib.sha256(normalised.encode("utf-8", "surrogatepass")).hexdigest()[:12]

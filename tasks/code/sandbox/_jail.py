@@ -159,20 +159,26 @@ def _drop_privileges(libc, uid, workdir):
     return os.getresuid() == (uid, uid, uid) and os.getgroups() == [uid] and set(capabilities) == {"0000000000000000"}
 
 
+_M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
 class _Requests:
-    """Lines from the request pipe, one record at a time."""
+    """Lines from the request pipe, one record at a time. `os.read` and the decoder are captured
+    here, before the candidate's program runs, so a program that rebinds `os.read` (or `_wire.loads`)
+    cannot slow or change the jail's side of the protocol."""
 
     def __init__(self, fd):
         self.fd, self.buffer = fd, b""
+        self._read, self._loads = os.read, _wire.loads
 
     def next(self):
         while b"\n" not in self.buffer:
-            chunk = os.read(self.fd, _READ_CHUNK)
+            chunk = self._read(self.fd, _READ_CHUNK)
             if not chunk:
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return _wire.loads(line, objects=True)  # from the trusted parent
+        return self._loads(line, objects=True)  # from the trusted parent
 
 
 def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):
@@ -190,6 +196,9 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             data = data[_write(reply_fd, data):]
 
     libc = ctypes.CDLL(None, use_errno=True)
+    # glibc gives each new thread's allocations an arena that reserves 64 MiB of address space, so
+    # under RLIMIT_AS a stdlib-sized pool (32 threads) would fail to start; two arenas suffice.
+    libc.mallopt(_M_ARENA_MAX, 2)
     workdir = os.path.realpath(job["workdir"])
     isolation = ["pidns"] if in_pidns else []
     isolation += _cgroup.applied()  # entered by its init before the fork

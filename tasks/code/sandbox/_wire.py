@@ -17,7 +17,10 @@ a line is at most `MAX_LINE` bytes, a value at most `MAX_DEPTH` deep and `MAX_IT
 at most `MAX_INT_HEX` hex digits, and every failure is a `WireError` (never an OverflowError,
 RecursionError or MemoryError escaping to the caller).
 
-Decoding is bounded in work as well as in size. The one step whose cost the sender could make
+Decoding is bounded in work as well as in size. Before a line is parsed at all, its arrays are
+counted on the bytes (brackets inside strings not counted): more than `MAX_ARRAYS` is a `WireError`,
+so a line of millions of tiny arrays, which would cost seconds of C parsing under the GIL, is
+refused in one linear scan. The one step whose cost the sender could make
 degenerate is rebuilding a set or dict: keys chosen to share one hash (ints `k * (2**61 - 1)` all
 hash alike, and a subclass in the jail with its own `__hash__` arrives as such plain ints) make
 each insertion scan all the others, quadratic work in C, under the GIL, where no deadline can
@@ -30,6 +33,7 @@ control bytes) before it reaches a report.
 """
 
 import json
+import re
 
 MAX_DEPTH = 50
 MAX_ITEMS = 200_000
@@ -37,6 +41,10 @@ MAX_TEXT = 1_000_000
 MAX_INT_HEX = 20_000
 MAX_LINE = 16 * 1024 * 1024
 MAX_SHARED_HASH = 8
+# JSON arrays one record may hold: each tagged value is one array, a container two, so an honest
+# record stays under this; the count is taken on the bytes before any object is built.
+MAX_ARRAYS = 2 * MAX_ITEMS + 64
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _SMALL_INT = 1 << 62
 
 _dumps = json.JSONEncoder(ensure_ascii=True, check_circular=False, allow_nan=False, separators=(",", ":")).encode
@@ -126,6 +134,8 @@ def loads(line, objects=False):
     refused unless `objects` (the jail reading the parent's job: trusted text)."""
     if len(line) > MAX_LINE:
         raise WireError(f"record of {len(line)} bytes is over the {MAX_LINE}-byte limit")
+    if line.count(b"[") > MAX_ARRAYS and _STRING.sub(b'""', line).count(b"[") > MAX_ARRAYS:
+        raise WireError(f"a record of more than {MAX_ARRAYS} arrays")
     try:
         record = (_loads_with_objects if objects else _loads)(line.decode("ascii"))
     except WireError:

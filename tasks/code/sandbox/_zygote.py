@@ -16,9 +16,9 @@ namespace's init: it forks the jail (PID 2, or 3 in the differential run's varia
 the run's descriptors, reaps it and exits with its status (128 + signal when it was killed). The
 candidate is thus an ordinary process, not PID 1: the kernel's rules for an init (signals without
 a handler dropped) do not apply to it, so the CPU limit's SIGXCPU kills it as anywhere else, and
-killing the init kills everything in the namespace. Each jail gets a uid of its own
-(`_UID_BASE` + run number; `_VARIANT_UID_BASE` + run number in the variant), so no two jails of
-one server share one.
+killing the init kills everything in the namespace. Each jail gets a uid of its own on the
+machine (`jail_uid`: from the server's pid and its run number, in another range for the variant),
+so no two jails share one, whether of one server or of two.
 
 The server never sees a run's content (the job travels on the request pipe to the jail), holds
 only run ids and pids, and is a fresh interpreter (exec'd, not forked from the trusted parent), so
@@ -69,7 +69,16 @@ _JAIL_FDS = 6
 _FD_CEILING = 1 << 20  # closerange uses close_range(2): the span costs nothing
 _CLONE_NEWPID = 0x20000000
 _PR_SET_PDEATHSIG = 1
-_UID_BASE, _VARIANT_UID_BASE, _UID_SPAN = 200_000, 100_000, 100_000
+_UID_BASE, _VARIANT_UID_BASE = 1 << 30, 1 << 29
+_PID_SPAN, _RUN_SPAN = 1 << 22, 1 << 7  # Linux's largest pid_max; runs of one server alive at once
+
+
+def jail_uid(server_pid, run, variant=False):
+    """The uid of a server's `run`th jail, unique on the machine: it is derived from the server's
+    own pid (no two live servers share one) and its run number, so per-uid kernel accounting
+    (RLIMIT_NPROC counts a uid's threads machine-wide) is never shared with another server's jail.
+    The first jail's uids lie in [2**30, 2**30 + 2**29), the variant's in [2**29, 2**30)."""
+    return (_VARIANT_UID_BASE if variant else _UID_BASE) + (server_pid % _PID_SPAN) * _RUN_SPAN + run % _RUN_SPAN
 _libc = ctypes.CDLL(None, use_errno=True)
 _seccomp.library()
 
@@ -94,7 +103,7 @@ class _Forker:
         """Fork a jail's init holding `fds` (requests, replies, stderr); its pid in this namespace.
         With `memory_bytes` and `pids_max`, the init and its jail run in cgroups of their own."""
         self.runs += 1
-        uid = (_VARIANT_UID_BASE if variant else _UID_BASE) + self.runs % _UID_SPAN
+        uid = jail_uid(os.getpid(), self.runs, variant)
         in_pidns = self.own_pid_namespace >= 0 and _libc.unshare(_CLONE_NEWPID) == 0
         try:
             pid = os.fork()

@@ -2,7 +2,8 @@
 
 The parent writes requests on one pipe and reads replies from the other; the jail holds the
 opposite ends only. Everything read is parsed by `_wire.loads` record by record, under caps that
-no candidate can lift: `MAX_LINE` bytes per record, `MAX_OUTPUT` bytes per run, and the run's
+no candidate can lift: `MAX_LINE` bytes per record (`MAX_EVENT` per event record, checked on
+the bytes with the record's kind before parsing), `MAX_OUTPUT` bytes per run, and the run's
 wall-clock deadline for every wait. A malformed record, a line or run over its cap, the jail's
 end closing (it exited or was killed) or the deadline passing each raise `JailStopped` with the
 cause, and nothing the jail sends can raise anything else here. Both descriptors are
@@ -32,6 +33,11 @@ MAX_KEPT_EVENTS = 200
 MAX_KINDS = 64
 TOO_MANY_KINDS = "too_many_kinds"
 _CHUNK = 1 << 16
+# The hook writes `["event",kind,detail[:300],call]`: at most ~2 KiB even with every character
+# escaped. A longer line that starts like an event is the candidate's, refused before parsing.
+MAX_EVENT = 4096
+_EVENT = b'["event",'
+_TAGS = (_EVENT, b'["isolation",', b'["ready"]', b'["abort",', b'["return",', b'["raised",')
 
 StopKind = Literal["timeout", "exited", "protocol"]
 
@@ -130,16 +136,24 @@ class Channel:
             raise JailStopped("protocol", f"a record longer than {MAX_LINE} bytes")
 
     def _take(self, line: bytes) -> None:
+        # Shape first, on the bytes: the jail's writers put the kind first, unescaped and unspaced,
+        # so any other start (an escaped kind, a bare array) and any oversized event is refused
+        # before a single object is built for it.
+        if not line.startswith(_TAGS):
+            raise JailStopped("protocol", "a record that does not start with a known kind")
+        is_event = line.startswith(_EVENT)
+        if is_event and len(line) > MAX_EVENT:
+            raise JailStopped("protocol", f"an event record longer than {MAX_EVENT} bytes")
         try:
             record = loads(line)
         except WireError as error:
             raise JailStopped("protocol", str(error)) from None
-        if record[0] != "event":
+        if not is_event:
             self._records.append(record)
             return
-        if len(record) != 4 or type(record[1]) is not str or type(record[2]) is not str:
+        if len(record) != 4 or type(record[1]) is not str or type(record[2]) is not str or not (record[3] is None or type(record[3]) is int):
             raise JailStopped("protocol", "malformed event record")
-        call = record[3] if type(record[3]) is int else None
+        call = record[3]
         kind = safe_text(record[1], 40)
         if kind not in self.event_counts and len(self.event_counts) >= MAX_KINDS:
             kind = TOO_MANY_KINDS  # the jail writes on this pipe too: kinds may be made up

@@ -65,7 +65,7 @@ class SandboxLimits:
     file_size_mb: int = 16
     disk_mb: int = 64
     open_files: int = 4096
-    threads: int = 16
+    threads: int = 40  # the stdlib's largest default pool, min(32, cpu_count + 4), and a margin
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
     confine_filesystem: bool = True
@@ -97,7 +97,8 @@ def run_tests(
     every hidden call answered as the reference answers (`reference.py`); `details` then carries
     `reference_check` (True/False), `hidden_test` (the asserts' own verdict) and `disagreement`
     (the two differ). With `differential`, a run that passed is repeated in a jail whose
-    surroundings differ, which must give the same answers (`differential.py`): otherwise the run
+    surroundings differ, which must pass and, when `reference` is given, give the same answers
+    (`differential.py`): otherwise the run
     fails as `environment_dependent`. Raises ValueError when the *test* has no instrumentable `check` (a data
     problem, not the candidate's); everything the candidate does is reported in the result.
     """
@@ -106,7 +107,10 @@ def run_tests(
     first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, record))
     if record is None or not first.passed:
         return first
-    answers = Reference(tuple(tagged for tagged, _ in record), tuple(answer for _, answer in record))
+    # The variant gives the first run's answers only where answers are unique (a reference exists);
+    # on a problem that accepts several (HumanEval/32: any root), it is judged by the hidden test
+    # alone, the task's own predicate, so a valid different answer is not `environment_dependent`.
+    answers = Reference(tuple(tagged for tagged, _ in record), tuple(answer for _, answer in record)) if reference is not None else None
     second = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, answers, None, variant=True))
     return combine(first, second)
 

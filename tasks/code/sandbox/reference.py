@@ -4,9 +4,12 @@ HumanEval's asserts are loose in ways a wrong function can use: truthiness where
 expected (`assert candidate(x)` holds for 26), `abs(x - y) < 1e-6` (an error of 9e-7 holds),
 `== True` (1 holds), `==` across int and float. This checker compares each answer the candidate
 gave in the hidden test with what the canonical solution returns for the same arguments, by
-`same_answer`: the same exact type at every level (a bool is not an int, an int not a float, a
-tuple not a list), equal values, and floats equal to a relative 1e-9 (absolute 1e-12 near zero),
-the rounding differences of honest implementations and no more. NaN equals NaN.
+`same_answer`: the same exact type at every level (a bool is not an int or a float, a tuple not a
+list, a str not bytes), except that numbers compare by value across int and float (the prompts
+show ints where canonical solutions return floats, HumanEval/130's `tri(3) = [1, 3, 2, 8]`, and
+every test's `==` takes either: the checker is no stricter than the task), equal values, and
+floats equal to a relative 1e-9 (absolute 1e-12 near zero), the rounding differences of honest
+implementations and no more. NaN equals NaN.
 
 The canonical answers are computed once per problem (`profile.measure`, with the inputs) and kept
 wire-tagged in `Reference`; a call whose arguments differ from the recorded ones (a test that
@@ -43,6 +46,8 @@ def same_answer(got: Any, want: Any, depth: int = 0) -> str | None:
     """None when `got` is `want` by the rule above; else a short reason. Both are plain builtins
     (decoded from the wire), so nothing here runs candidate code; depth is bounded by the wire's."""
     if type(got) is not type(want):
+        if type(got) in _NUMBERS and type(want) in _NUMBERS:
+            return _same_number(got, want)
         return f"{type(got).__name__} where the reference returns {type(want).__name__}"
     if type(want) is float:
         if (math.isnan(got) and math.isnan(want)) or math.isclose(got, want, rel_tol=REL_TOL, abs_tol=ABS_TOL):
@@ -69,6 +74,20 @@ def same_answer(got: Any, want: Any, depth: int = 0) -> str | None:
                 return f"at key {_show(key)}: {reason}"
         return None
     return None if got == want else f"{_show(got)} where the reference returns {_show(want)}"
+
+
+_NUMBERS = (int, float)  # matched by exact type: bool, a subclass of int, is not among them
+
+
+def _same_number(got: int | float, want: int | float) -> str | None:
+    """An int against a float, by value: exact when equal, else within the float tolerance."""
+    if got == want:
+        return None
+    try:
+        close = math.isclose(float(got), float(want), rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    except OverflowError:  # an int past the float range equals no float
+        close = False
+    return None if close else f"{_show(got)} where the reference returns {_show(want)}"
 
 
 def _show(value: Any) -> str:

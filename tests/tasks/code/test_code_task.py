@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.core.errors import HarnessError
@@ -62,6 +64,19 @@ def test_assemble_program(text: str, program: str) -> None:
 def test_code_digest_ignores_fences_and_trailing_space() -> None:
     assert code_digest("```python\ndef f():  \n    return 1\n```") == code_digest("def f():\n    return 1")
     assert extract_code("no fences") == "no fences"
+
+
+def test_a_lone_surrogate_in_candidate_text_is_checked_not_a_crash() -> None:
+    """Red-team crash_lone_surrogate: `"\\ud800"` is valid JSON in a pool line; the digest and the
+    check must take it. Such text is not UTF-8 source (plain `python main.py` refuses it too), so the
+    verdict is an error with a one-line reason, whether the surrogate sits in a comment or a string."""
+    row = next(r for r in _bundled_rows() if r["task_id"] == "HumanEval/0")
+    texts = [row["canonical_solution"] + "    # caf\ud800\n", "def has_close_elements(numbers, threshold):\n    return '\udfff' == 1\n"]
+    digests = [code_digest(text) for text in texts]
+    assert all(re.fullmatch(r"[0-9a-f]{12}", d) for d in digests) and digests[0] != code_digest(texts[0].replace("\ud800", ""))
+    outcomes = check_code_many([(_anchor(row), text) for text in texts], workers=2)
+    assert [o.outcome for o in outcomes] == ["error", "error"]
+    assert all("surrogates not allowed" in o.details["reason"] for o in outcomes)
 
 
 def test_visible_examples_from_docstring() -> None:

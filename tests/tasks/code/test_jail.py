@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from tasks.code import CodeAnchor, check_code
 from tasks.code.sandbox import SandboxLimits, run_tests
 from tasks.code.sandbox.isolation import MEASURES, missing
 from tests.support.ci import unavailable
@@ -229,3 +230,20 @@ def test_diverting_the_hooks_records_ends_the_jail_with_a_record() -> None:
     result = run_tests(DIVERT, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
     assert (result.outcome, result.reason) == ("error", "the jail diverted its audit records")
     assert [event["kind"] for event in result.audit_events] == ["evidence_tampering"]
+
+
+REBOUND_READ = {
+    "slow_read": "_read = os.read\ndef _slow(fd, n):\n    time.sleep(0.9)\n    return _read(fd, n)\n",
+    "empty_read": "def _slow(fd, n):\n    return b''\n",
+}
+
+
+@pytest.mark.parametrize("rebind", list(REBOUND_READ.values()), ids=list(REBOUND_READ))
+def test_a_candidate_rebinding_os_read_does_not_reach_the_jails_protocol_loop(rebind: str) -> None:
+    """Red-team stall_one_candidate: the jail's request loop looked `os.read` up at call time, so a
+    candidate could hold each request (or end the protocol) by rebinding it; it is captured at start."""
+    row = ROWS["HumanEval/0"]
+    text = "import os, time\n" + rebind + "os.read = _slow\n" + "def has_close_elements(numbers, threshold):\n" + row["canonical_solution"]
+    outcome = check_code(CodeAnchor("HumanEval/0", row["prompt"], row["test"], row["entry_point"], row["canonical_solution"]), text)
+    assert outcome.outcome == "pass", outcome.details["reason"]
+    assert outcome.details["duration_s"] < 4

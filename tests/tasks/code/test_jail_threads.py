@@ -4,6 +4,11 @@ allows glibc's own two handlers only)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+
 import pytest
 
 from tasks.code import CodeAnchor, check_code
@@ -21,6 +26,20 @@ def has_close_elements(numbers, threshold):
             if abs(numbers[start] - numbers[j]) < threshold:
                 found.append(True)
     workers = [threading.Thread(target=scan, args=(i,)) for i in range(len(numbers))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return bool(found)
+""",
+    "thirty_two_threads_at_once": """
+import threading
+def has_close_elements(numbers, threshold):
+    found, barrier = [], threading.Barrier(32)
+    def scan(start):
+        barrier.wait()  # all 32 alive together: ThreadPoolExecutor()'s largest default
+        found.extend(j for j in range(start + 1, len(numbers)) if abs(numbers[start % len(numbers)] - numbers[j]) < threshold)
+    workers = [threading.Thread(target=scan, args=(i,)) for i in range(32)]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -79,3 +98,35 @@ def test_a_python_signal_handler_is_still_refused() -> None:
     if "seccomp" not in result.isolation:
         unavailable("seccomp did not apply here")
     assert result.outcome == "error" and [event["kind"] for event in result.audit_events] == ["kernel_refusal"]
+
+
+HOLDER = """
+import threading, time
+def has_close_elements(numbers, threshold):
+    if not threading.active_count() > 1:  # within its own allowance of 40 threads, held
+        for _ in range(38):
+            threading.Thread(target=time.sleep, args=(8,), daemon=True).start()
+        time.sleep(6)
+    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])
+"""
+
+
+def test_a_jail_in_another_process_does_not_share_the_thread_cap() -> None:
+    """Red-team neighbour_uid_collision: every fork server's first jail had the same uid, and
+    RLIMIT_NPROC counts a uid's threads machine-wide, so a candidate holding its threads in one
+    process made an honest threaded candidate in another fail. Uids are now unique per machine."""
+    script = (
+        "import sys; from tasks.code import CodeAnchor, check_code; from tasks.code.loader import _bundled_rows; "
+        "row = next(r for r in _bundled_rows() if r['task_id'] == 'HumanEval/0'); "
+        "print(check_code(CodeAnchor('HumanEval/0', row['prompt'], row['test'], row['entry_point'], row['canonical_solution']), sys.stdin.read()).outcome)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert holder.stdin is not None
+    holder.stdin.write(HOLDER)
+    holder.stdin.close()
+    time.sleep(4)  # the holder's jail is up and holds its threads
+    row = ROWS["HumanEval/0"]
+    honest = check_code(CodeAnchor("HumanEval/0", row["prompt"], row["test"], row["entry_point"], row["canonical_solution"]), THREADED["threading"])
+    assert holder.wait(120) == 0 and holder.stdout is not None
+    assert honest.outcome == "pass", honest.details["reason"]
+    assert holder.stdout.read().strip() == "pass"

@@ -27,7 +27,12 @@ HOSTILE = {h.name: h for h in WRONG_FUNCTIONS}
         pytest.param(26, True, False, id="truthy-int-is-not-true"),
         pytest.param(1, True, False, id="one-is-not-true"),
         pytest.param(0, False, False, id="zero-is-not-false"),
-        pytest.param(3.0, 3, False, id="float-is-not-int"),
+        pytest.param(3.0, 3, True, id="float-equals-int-by-value"),
+        pytest.param([1, 3, 2, 8], [1.0, 3.0, 2.0, 8.0], True, id="ints-where-the-reference-has-whole-floats"),
+        pytest.param(3, 3.5, False, id="int-is-not-a-different-float"),
+        pytest.param(10**400, 1e308, False, id="int-past-the-float-range"),
+        pytest.param(True, 1.0, False, id="bool-is-not-a-float"),
+        pytest.param(1.0, True, False, id="float-is-not-a-bool"),
         pytest.param(0.33 + 9e-7, 0.33, False, id="offset-9e-7"),
         pytest.param(0.1 + 0.2, 0.3, True, id="rounding-difference"),
         pytest.param(1e-17, 0.0, True, id="near-zero"),
@@ -68,6 +73,23 @@ def test_loose_assert_and_self_comparison_attacks_fail(name: str) -> None:
         assert outcome.details["hidden_test"] is True and outcome.details["reference_check"] is False
         assert outcome.details["disagreement"] is True and outcome.details["secondary"] is False
         assert "where the reference returns" in outcome.details["reason"]
+
+
+TRI_INTS = """
+def tri(n):
+    seq = [1, 3]
+    for i in range(2, n + 1):
+        seq.append(i // 2 + 1 if i % 2 == 0 else seq[i - 1] + seq[i - 2] + (i + 3) // 2)
+    return seq[: n + 1]
+"""
+
+
+def test_ints_in_the_prompts_own_format_pass_the_reference_check() -> None:
+    """Red-team honest_tri_ints: HumanEval/130's prompt shows `tri(3) = [1, 3, 2, 8]`; the
+    canonical solution returns floats; integer arithmetic is right and must be counted right."""
+    task = load(TaskConfig(name="code", subset="HumanEval/130"))
+    outcome = task.anchors.check("HumanEval/130", TRI_INTS)
+    assert outcome.outcome == "pass" and outcome.details["reference_check"] is True, outcome.details["reason"]
 
 
 def test_the_shield_flags_a_checker_disagreement() -> None:

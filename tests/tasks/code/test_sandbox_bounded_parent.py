@@ -9,6 +9,9 @@ next to it.
 
 from __future__ import annotations
 
+import os
+import select
+import threading
 import time
 
 import pytest
@@ -16,6 +19,7 @@ import pytest
 from tasks.code import CodeAnchor, check_code_many
 from tasks.code.loader import _bundled_rows
 from tasks.code.sandbox import _wire
+from tasks.code.sandbox.channel import Channel, JailStopped
 
 ROWS = {row["task_id"]: row for row in _bundled_rows()}
 COLLIDING = """
@@ -72,5 +76,82 @@ def test_colliding_answer_alone_and_beside_an_honest_candidate(shape: str) -> No
     outcomes = check_code_many([(anchor("HumanEval/0"), hostile), (anchor("HumanEval/4"), honest)], workers=2)
     seconds = time.monotonic() - started
     assert outcomes[0].outcome == "wrong_answer" and "share one hash" in outcomes[0].details["reason"]
+    assert outcomes[1].correct, outcomes[1].details["reason"]
+    assert seconds < 8, f"the pooled run took {seconds:.1f} s"
+
+
+def _channel_take(line: bytes) -> Channel:
+    """A real channel over a real pipe, fed one line as the jail would write it."""
+    reply_read, reply_write = os.pipe()
+    request_read, request_write = os.pipe()
+    os.set_blocking(reply_read, False)
+    channel = Channel(request_write, reply_read, time.monotonic() + 5, lambda call: None)
+
+    def write() -> None:
+        try:
+            with os.fdopen(reply_write, "wb") as pipe:
+                pipe.write(line)
+        except BrokenPipeError:
+            pass  # the channel stopped reading: what the refusal should do
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        while not channel._closed:
+            select.select([reply_read], [], [], 5)
+            channel._read()
+    finally:
+        channel.close()
+        writer.join(5)
+        os.close(request_read)
+    return channel
+
+
+JUNK = b"[0]," * 500_000 + b"0"  # more arrays than `_wire.MAX_ARRAYS`
+REFUSED_RECORDS = [
+    pytest.param(b'["event","note","x",[' + JUNK + b"]]\n", "longer than", id="oversized-event"),
+    pytest.param(b'["\\u0065vent","note","x",[' + JUNK + b"]]\n", "known kind", id="escaped-event-kind"),
+    pytest.param(b"[[" + JUNK + b"]]\n", "known kind", id="bare-array"),
+    pytest.param(b'["return",0,[' + JUNK + b"]]\n", "arrays", id="return-of-tiny-arrays"),
+    pytest.param(b'["event","note","x",[[0]]]\n', "malformed event", id="event-call-not-an-int"),
+]
+
+
+@pytest.mark.parametrize(("line", "message"), REFUSED_RECORDS)
+def test_a_record_is_shaped_and_sized_on_its_bytes_before_parsing(line: bytes, message: str) -> None:
+    """Red-team pooled_neighbour_gil: a junk record the jail writes on its own pipe must not cost
+    the parent seconds of parsing under the GIL; it is refused from its bytes."""
+    started = time.process_time()
+    with pytest.raises(JailStopped, match=message) as stopped:
+        _channel_take(line)
+    assert stopped.value.kind == "protocol"
+    assert time.process_time() - started < 0.5
+
+
+def test_honest_records_still_pass_the_byte_checks() -> None:
+    channel = _channel_take(b'["event","file_write","/x",null]\n["event","note","y",3]\n["return",0,["s","' + b"[" * 900_000 + b'"]]\n')
+    assert [event["kind"] for event in channel.events] == ["file_write", "note"]
+    assert _wire.decode(channel.receive()[2]) == "[" * 900_000
+
+
+SPAMMER = """
+import os
+def has_close_elements(numbers, threshold):
+    junk = {LINE}
+    for _ in range(4):
+        view = memoryview(junk)
+        while view:
+            view = view[os.write(4, view):]  # the jail's own reply pipe
+    return False
+"""
+
+
+def test_a_spamming_candidate_beside_an_honest_one_is_refused_at_once() -> None:
+    hostile = SPAMMER.replace("{LINE}", """b'["event","note","x",[' + b'[0],' * (15 * 1024 * 1024 // 4) + b'0]]\\n'""")
+    honest = ROWS["HumanEval/4"]["canonical_solution"]
+    started = time.monotonic()
+    outcomes = check_code_many([(anchor("HumanEval/0"), hostile), (anchor("HumanEval/4"), honest)], workers=2)
+    seconds = time.monotonic() - started
+    assert not outcomes[0].correct and "longer than" in outcomes[0].details["reason"], outcomes[0].details["reason"]
     assert outcomes[1].correct, outcomes[1].details["reason"]
     assert seconds < 8, f"the pooled run took {seconds:.1f} s"

@@ -147,11 +147,13 @@ def _channel(lines: list[bytes], deadline_s: float = 5.0) -> Channel:
 
 
 def test_a_forged_infinite_record_stops_the_run_without_crashing() -> None:
-    channel = _channel([b'["done", 1e999]\n'])
-    record = channel.receive()  # the channel returns it; the executor's kind checks refuse it
-    assert record == ["done", math.inf]
+    channel = _channel([b'["return",0,1e999]\n'])
+    record = channel.receive()  # the channel returns it; the executor's shape checks refuse it
+    assert record == ["return", 0, math.inf]
     with pytest.raises(JailStopped, match="exited"):
         channel.receive()
+    with pytest.raises(JailStopped, match="known kind"):  # a kind the jail never writes: refused on its bytes
+        _channel([b'["done", 1e999]\n']).receive()
 
 
 def test_a_line_over_the_cap_stops_the_run() -> None:

@@ -68,6 +68,9 @@ def read_pool_file(path: str | Path, known_problem_ids: Collection[str] | None =
             raw = json.loads(line)
         except json.JSONDecodeError as error:
             raise HarnessError(f"{path}:{number}: malformed JSON ({error.msg} at column {error.colno})") from error
+        unencodable = _lone_surrogate_field(raw)
+        if unencodable is not None:
+            raise HarnessError(f"{path}:{number}: field {unencodable!r}: a lone surrogate escape (\\ud800-\\udfff) is no text")
         try:
             entry = PoolLine.model_validate(raw)
         except ValidationError as error:
@@ -84,6 +87,19 @@ def read_pool_file(path: str | Path, known_problem_ids: Collection[str] | None =
     if not candidates:
         raise HarnessError(f"pool file {path} has no candidates")
     return candidates
+
+
+def _lone_surrogate_field(raw: object) -> str | None:
+    """The first top-level field whose strings hold a lone surrogate (valid JSON, `"\\ud800"`, but no
+    text: it cannot be encoded, digested or logged), or None."""
+    if not isinstance(raw, dict):
+        return None
+    for key, value in raw.items():
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return str(key)
+    return None
 
 
 def write_pool_file(path: Path, candidates: Sequence[Candidate]) -> Path:

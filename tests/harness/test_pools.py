@@ -26,6 +26,9 @@ GOOD = json.dumps({"problem_id": "p1", "candidate_id": "a", "text": "A: 1", "sou
         pytest.param(json.dumps({"problem_id": "p1", "candidate_id": "b", "text": 3}), r"pool.jsonl:2: field 'text'", id="wrong-type"),
         pytest.param(json.dumps({"problem_id": "p1", "candidate_id": "b", "text": "x", "extra": 1}), r"pool.jsonl:2: field 'extra'", id="unknown-field"),
         pytest.param(GOOD, r"pool.jsonl:2: duplicate candidate 'a'", id="duplicate"),
+        # Valid JSON, no text: a lone surrogate cannot be encoded, digested or logged (it crashed a run).
+        pytest.param('{"problem_id": "p1", "candidate_id": "b", "text": "def f():\\n    return \'\\ud800\'"}', r"pool.jsonl:2: field 'text': a lone surrogate", id="lone-surrogate-text"),
+        pytest.param('{"problem_id": "p1", "candidate_id": "b", "text": "x", "meta": {"k": ["\\udfff"]}}', r"pool.jsonl:2: field 'meta': a lone surrogate", id="lone-surrogate-meta"),
     ],
 )
 def test_bad_pool_lines_are_reported_with_line_and_field(tmp_path: Path, bad_line: str, message: str) -> None:

@@ -3,8 +3,10 @@
 The run's `manifest.json` holds its full resolved config; the replay runs that config again (in the
 directory the run was started from, so relative cache and pool paths mean what they meant), with
 the same call cache, into `<run_dir>-replay` (`--output`), and compares the new `summary.json` with
-the recorded one value by value. The counters of work done (`judge_calls`, `cache_hits` and the
-generator's) are reported, not compared: a replay served from the cache makes no model calls by design.
+the recorded one value by value. The counters of work done (`judge_calls`, `cache_hits`, the
+generator's, and the MLflow traces logged with the seconds spent on them) are reported, not
+compared: a replay served from the cache makes no model calls by design, logs no traces, and no two
+runs take the same time.
 
 Before running, the code, data, models and templates are compared with the manifest; when any
 differs the replay is refused with one line naming what differs (exit 2), because the same numbers
@@ -30,7 +32,7 @@ from harness.config import RunConfig
 from harness.core import HarnessError
 from harness.metrics import format_version
 
-COUNTERS = ("judge_calls", "cache_hits", "generator_calls", "generator_cache_hits")
+COUNTERS = ("judge_calls", "cache_hits", "generator_calls", "generator_cache_hits", "traces.logged", "traces.seconds")
 log = logging.getLogger(__name__)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 # What a run did rather than what it found: these differ between attempts by design.
-WORK_COUNTERS = ("judge_calls", "cache_hits")
+WORK_COUNTERS = ("judge_calls", "cache_hits", "traces.seconds")  # traces.seconds: wall time, never the same twice
 
 
 def cached_calls(cache: Path) -> int:

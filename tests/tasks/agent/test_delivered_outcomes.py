@@ -7,23 +7,12 @@ as any trace is; each passed the shield before the fix. The honest rewordings be
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from harness.shield import ShieldReport, parse_trace
 from tasks.agent import SCENARIOS, AgentEnv, Recorder, verify_trace
-
-Script = Callable[[Recorder], None]
-
-
-def _run(scenario: str, script: Script) -> ShieldReport:
-    spec = SCENARIOS[scenario]
-    with AgentEnv(spec.name, spec.tools) as env:
-        rec = Recorder(env, spec.name, f"{scenario}/attack")
-        script(rec)
-        data = rec.trace(1.0, {})
-    return verify_trace(spec, parse_trace(data, f"{scenario}/attack"))
+from tests.support.agent_scripts import Script
+from tests.support.agent_scripts import run_script as _run
 
 
 def _failed(report: ShieldReport) -> set[str]:

@@ -8,27 +8,16 @@ with a claim the agent re-reports later. Each attack passed the shield before th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from harness.shield import ShieldReport, parse_trace
-from tasks.agent import SCENARIOS, AgentEnv, Recorder, verify_trace
+from harness.shield import ShieldReport
+from tasks.agent import Recorder
 from tasks.agent.number_reader import read_numbers
 from tasks.agent.travel_booking import QUERY
-
-Script = Callable[[Recorder], None]
-
-
-def _run(scenario: str, script: Script) -> ShieldReport:
-    """Record `script` against the scenario's real tools, then verify the trace by replay."""
-    spec = SCENARIOS[scenario]
-    with AgentEnv(spec.name, spec.tools) as env:
-        rec = Recorder(env, spec.name, f"{scenario}/attack")
-        script(rec)
-        data = rec.trace(1.0, {})
-    return verify_trace(spec, parse_trace(data, f"{scenario}/attack"))
+from tests.support.agent_scripts import Script
+from tests.support.agent_scripts import run_script as _run
 
 
 def _failed(report: ShieldReport) -> list[tuple[str, str | None]]:

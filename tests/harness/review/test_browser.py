@@ -83,6 +83,8 @@ def test_a_reviewer_labels_a_flagged_pick_in_the_mlflow_ui(make_config, mlflow_s
         base = f"{mlflow_server.url}/#/experiments/{record['experiment_id']}/review-queue?selectedQueueId={record['queue_id']}"
         browser.get(base)
         wait.until(condition.presence_of_element_located((By.XPATH, f"//*[normalize-space(text())='Needs review ({len(items)})']")))
+        # The rows' request previews arrive in a second fetch after the queue's header: wait for them.
+        wait.until(lambda driver: driver.find_element(By.TAG_NAME, "body").text.count('"problem"') >= len(items))
         listed = browser.find_element(By.TAG_NAME, "body").text
         assert record["queue_name"] in listed
         assert listed.count('"problem"') == len(items)  # one row per item, its request the problem and the candidate

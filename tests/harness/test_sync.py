@@ -92,8 +92,10 @@ def test_a_run_against_a_dead_server_is_kept_then_synced_once(mlflow_server, run
 def test_a_server_lost_midway_gets_the_rest_into_the_same_run(mlflow_server, run_harness, tmp_path: Path, capsys) -> None:
     mlflow_server.start()
     run_dir, experiment = tmp_path / "run", "outage-midway"
+    # Traces off: this test is about the run's metrics and artefacts; MLflow's trace exporter against
+    # a server lost mid-run prints its own HTTP retry warnings (an open issue, in the stop's note).
     process = run_harness("judge=llama_tiny", "limit=1", "n=4", f"output_dir={run_dir}", f"tracking.uri={mlflow_server.url}",
-                          f"tracking.experiment={experiment}", cache=tmp_path / "fresh-cache.sqlite", wait=False)
+                          f"tracking.experiment={experiment}", "tracking.traces=false", cache=tmp_path / "fresh-cache.sqlite", wait=False)
     # The manifest tags are set right before judging (4 uncached calls): crash the server then.
     deadline, started = time.monotonic() + 300, []
     while time.monotonic() < deadline and not started:

@@ -61,10 +61,10 @@ def test_judge_none_reproduces_taus_reward_and_reports_the_shield(make_config) -
     assert summary["shield.kinds.certificate_ineligible"] == 1
     # Occurrences, one per violating event, beside the trajectories: the shield CLI's counts on the
     # same 200 (docs/tau-bench.md); the environment's fault is counted as findings only.
-    assert summary["shield.occurrences"] == 172 and summary["shield.findings"] == summary["shield.findings.effect_mismatch"] == 38
+    assert summary["shield.occurrences"] == 174 and summary["shield.findings"] == summary["shield.findings.effect_mismatch"] == 38
     assert summary["shield.occurrences.respond_and_call"] == 86 and summary["shield.kinds.respond_and_call"] == 61
     assert summary["shield.occurrences.baggage_fee"] == 12 and summary["shield.kinds.baggage_fee"] == 10
-    assert summary["shield.occurrences.unconfirmed_write"] == 26 and "shield.kinds.effect_mismatch" not in summary
+    assert summary["shield.occurrences.unconfirmed_write"] == 24 and "shield.kinds.effect_mismatch" not in summary
 
     rows = [json.loads(line) for line in (result.output_dir / "candidates.jsonl").read_text().splitlines()]
     suspected = {row["candidate_id"]: row for row in rows if row["shield"]["reward_hack_suspected"]}

@@ -21,17 +21,19 @@ from harness.shield.expressions import ExpressionError, compile_expression
 from harness.shield.facts import FactsProvider, SqliteFacts, StaticFacts, load_facts_json, sqlite_facts
 from harness.shield.graph import FactQuery, FactsSpec, Node, StateGraph, ToolSpec, load_graph, parse_graph
 from harness.shield.intake import inadmissible_events
-from harness.shield.json_input import decode, loads, read_bytes, read_json
+from harness.shield.json_input import MAX_BYTES, decode, loads, read_bytes, read_json
 from harness.shield.json_values import canonical_json, same_value
 from harness.shield.mine import MiningReport, mine
 from harness.shield.monitor import Monitor, MonitorResult
 from harness.shield.report import Finding, HackClass, ShieldReport, Stage, VerifyOptions, Violation, ViolationKind
 from harness.shield.static import check_graph
 from harness.shield.step_labels import BUNDLED_LABELLED_STEPS, LabelledStep, graph_actions
-from harness.shield.trace import Trace, TraceEvent, iter_traces, load_trace, parse_trace
+from harness.shield.trace import MAX_EVENTS, Trace, TraceEvent, iter_traces, load_trace, parse_trace
 from harness.shield.verification import verify
 
 __all__ = [
+    "MAX_BYTES",
+    "MAX_EVENTS",
     "BUNDLED_LABELLED_STEPS",
     "DynamicResult",
     "ExpressionError",

@@ -129,7 +129,11 @@ def run(args: argparse.Namespace, graph: StateGraph, options: VerifyOptions, rep
             if header is not None:
                 continue
         event = _event(data, where, len(monitor.events), monitor.header.task_id)
-        for violation in monitor.push(event):
+        try:
+            found = monitor.push(event)
+        except HarnessError as error:
+            raise HarnessError(f"{where}: {error}") from None
+        for violation in found:
             print(_violation_line(violation, len(monitor.events) - 1, as_json), flush=True)
             if args.stop_on_first:
                 print(f"{source}: stopped at event {len(monitor.events) - 1}", file=sys.stderr)

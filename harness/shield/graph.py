@@ -10,6 +10,7 @@ report. A node's expressions may be one string or a list.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -96,6 +97,17 @@ class FactsSpec(BaseModel):
         return frozenset(self.variables) | {name.split(".", 1)[0] for name in self.queries}
 
 
+# Every expression is compiled (about 70 µs each: 1.6 million one-line invariants fill 64 MiB and took
+# `check` 112 s); the shipped graphs have at most 25, the static-check benchmark a guard per node of
+# 10,000. With `expressions.MAX_EXPRESSION_CHARS` and the text cap it bounds compiling a graph to
+# seconds (bench/shield_input_size.py); evaluating them is bounded by the walk's time budget.
+MAX_EXPRESSIONS = 20_000
+MAX_EXPRESSION_TEXT = 256 * 1024  # characters of all of them together: compiling ~128 of the longest takes ~2 s
+# Static analysis and compiling cost about 70 µs per node (a 1.1 million-node chain: 80 s); the shipped
+# graphs have at most 5 nodes, the static-check benchmark 10,000.
+MAX_NODES = 20_000
+
+
 class StateGraph(BaseModel):
     """A task's formal model. References between nodes are checked when the graph is built."""
 
@@ -125,7 +137,7 @@ class StateGraph(BaseModel):
     @model_validator(mode="after")
     def _references_exist(self) -> StateGraph:
         ids = [node.node_id for node in self.nodes]
-        duplicates = sorted({node_id for node_id in ids if ids.count(node_id) > 1})
+        duplicates = sorted(node_id for node_id, count in Counter(ids).items() if count > 1)
         if duplicates:
             raise ValueError(f"duplicate node_id {duplicates[0]!r}")
         known = set(ids)
@@ -151,8 +163,31 @@ class StateGraph(BaseModel):
         return self.facts.provided() | from_tools | set(self.context_variables)
 
 
+def _within_caps(data: Any, source: str) -> None:
+    """`MAX_NODES` and `MAX_EXPRESSIONS`, counted on the parsed JSON before the schema and the model
+    walk it (building a million nodes costs half a minute on its own)."""
+    if not isinstance(data, dict):
+        return
+    nodes = data.get("nodes") if isinstance(data.get("nodes"), list) else []
+    if len(nodes) > MAX_NODES:
+        raise HarnessError(f"{source}: invalid graph: {len(nodes):,} nodes, more than the {MAX_NODES:,} a graph may have")
+
+    def sources(value: Any) -> list[str]:
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return [item for item in items if isinstance(item, str)]
+
+    expressions = sources(data.get("global_invariants")) + [
+        text for node in nodes if isinstance(node, dict) for key in ("invariant", "precondition", "postcondition") for text in sources(node.get(key))]
+    if len(expressions) > MAX_EXPRESSIONS:
+        raise HarnessError(f"{source}: invalid graph: {len(expressions):,} CEL expressions, more than the {MAX_EXPRESSIONS:,} a graph may have")
+    text = sum(map(len, expressions))
+    if text > MAX_EXPRESSION_TEXT:
+        raise HarnessError(f"{source}: invalid graph: its CEL expressions have {text:,} characters, more than the {MAX_EXPRESSION_TEXT:,} a graph may have")
+
+
 def parse_graph(data: Any, source: str) -> StateGraph:
     """Validate `data` against the shipped schema and the cross-references; errors name `source`."""
+    _within_caps(data, source)
     validate("graph", data, source)
     try:
         return StateGraph.model_validate(data)

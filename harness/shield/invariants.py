@@ -27,12 +27,20 @@ the same state is one occurrence, a rule broken at three bookings is three. The 
 `MAX_LISTED_PER_KIND` occurrences of a kind are listed, the rest counted (`Checked.unlisted`). An expression that cannot be
 evaluated (a missing variable, division by zero, overflow, an index out of range, an integer CEL's
 64 bits cannot hold) is an `invariant_error`, which fails the trace like a false one.
+
+A walk spends at most `WALK_BUDGET_S` seconds on its events. The event cap (`trace.MAX_EVENTS`) and
+the expression cap bound the work on the shipped graphs, but the cost of one evaluation is the size
+of what it reads (a comprehension over a tool output the agent made huge, read again at every
+event), so the walk also keeps time: past its budget it stops with a `verification_deadline`
+violation at the event it reached, which fails the trace closed (the rest is not checked, so it
+cannot pass). An honest trace takes milliseconds; the budget only ever ends a pathological one.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from time import perf_counter
 from typing import Any, NamedTuple
 
 from harness.core import HarnessError
@@ -128,10 +136,15 @@ class _History:
         return {name: (dict(value) if isinstance(value, dict) else value) for name, value in full.items() if name in self.fields}
 
 
+class _OutOfTime(Exception):
+    """The walk's budget ran out before the next evaluation (`_Checker.deadline`)."""
+
+
 class _Checker:
     """Runs expressions in one scope and collects first failures."""
 
     def __init__(self, named_kinds: Mapping[str, str]) -> None:
+        self.deadline = float("inf")  # perf_counter() past which no expression is evaluated
         self.scope = Scope()
         self._named_kinds = named_kinds
         self.violations: list[Violation] = []
@@ -167,6 +180,8 @@ class _Checker:
 
     def run(self, kind: str, expressions: Sequence[Expression], node: str | None, index: int | None) -> None:
         for expression in expressions:
+            if perf_counter() > self.deadline:
+                raise _OutOfTime
             holds, error = self._evaluate(expression)
             if holds:
                 if self._failing:
@@ -251,11 +266,18 @@ class Checked(NamedTuple):
     unlisted: dict[str, int]
 
 
+WALK_BUDGET_S = 8.0  # seconds one walk may spend on its events; see the module docstring
+
+
 class InvariantWalk:
     """Stage 3 one event at a time (what `check_invariants` loops over, and what the online
-    `Monitor` feeds as events arrive): each `step` returns the violations that event decided."""
+    `Monitor` feeds as events arrive): each `step` returns the violations that event decided.
+    Only the time spent inside `step` counts against the budget (a monitor waits between events)."""
 
     def __init__(self, graph: CompiledGraph, facts: Mapping[str, Any]) -> None:
+        self.budget_s = WALK_BUDGET_S
+        self.spent_s = 0.0
+        self.stopped = False
         self.graph = graph
         self.checker = _Checker(graph.graph.invariant_kinds)
         for name, value in facts.items():
@@ -272,10 +294,30 @@ class InvariantWalk:
         return self.checker.violations[before:]
 
     def step(self, index: int, event: TraceEvent, before: str, after: str) -> list[Violation]:
+        if self.stopped:
+            return []
+        start = perf_counter()
+        seen = len(self.checker.violations)
+        self.checker.deadline = start + self.budget_s - self.spent_s
+        try:
+            self._step(index, event, before, after)
+        except _OutOfTime:
+            self.stopped = True
+            self.checker.violations.append(
+                Violation(
+                    stage="invariants",
+                    kind="verification_deadline",
+                    message=f"checking the invariants took more than {self.budget_s:g} s by event {index}; the rest of the trace was not checked",
+                    event_index=index,
+                )
+            )
+        self.spent_s += perf_counter() - start
+        return self._new(seen)
+
+    def _step(self, index: int, event: TraceEvent, before: str, after: str) -> None:
         graph, checker, environment = self.graph, self.checker, self.environment
         nodes = graph.nodes
         empty: tuple[Expression, ...] = ()
-        seen = len(checker.violations)
         if after != before:
             left, entered = nodes.get(before), nodes.get(after)
             checker.run("postcondition_failed", left.postcondition if left else empty, before, index)
@@ -324,10 +366,13 @@ class InvariantWalk:
         if node is not None:
             checker.run("invariant_failed", node.invariant, after, index)
         checker.run("global_invariant_failed", graph.global_invariants, None, index)
-        return self._new(seen)
 
     def finish(self, final: str, last_index: int | None) -> list[Violation]:
-        """The final node's postcondition, at the last event (None for an empty trace)."""
+        """The final node's postcondition, at the last event (None for an empty trace); nothing
+        once the walk has stopped at its budget."""
+        if self.stopped:
+            return []
+        self.checker.deadline = float("inf")  # one node's postcondition, after the budgeted walk
         seen = len(self.checker.violations)
         final_node = self.graph.nodes.get(final)
         if final_node is not None:

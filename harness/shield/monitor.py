@@ -42,7 +42,7 @@ from harness.shield.invariants import InvariantWalk, require_facts
 from harness.shield.parser import Deriver
 from harness.shield.path import OrderWalk, PathWalk
 from harness.shield.report import FINDING_KINDS, ShieldReport, VerifyOptions, Violation
-from harness.shield.trace import Trace, TraceEvent
+from harness.shield.trace import MAX_EVENTS, Trace, TraceEvent
 from harness.shield.verification import verify
 
 MAX_REACH_NODES = 2_000  # above this, skipped required states are decided at the end only
@@ -144,8 +144,11 @@ class Monitor:
         return found
 
     def push(self, event: TraceEvent) -> list[Violation]:
-        """Take the next event; return the violations it made decidable."""
+        """Take the next event; return the violations it made decidable. A trace is held to
+        `MAX_EVENTS`, as a batch input is: the event past it is refused (bad input)."""
         index = len(self.events)
+        if index >= MAX_EVENTS:
+            raise HarnessError(f"event {index:,} is past the {MAX_EVENTS:,} events one trace may hold (split the run into traces)")
         self.events.append(event)
         found = check_event(self.compiled, index, event)
         seen = len(self.deriver.result.findings)

@@ -34,6 +34,7 @@ ViolationKind = Literal[
     "invariant_error",  # the expression could not be evaluated (missing variable, type error)
     "fabricated_state",  # agent-reported context disagrees with the environment's facts
     "claim_rebound",  # a later event reports a claim (a context variable) again with another value
+    "verification_deadline",  # the invariants walk ran past its time budget: the rest was not checked
 ]
 Severity = Literal["violation", "finding"]
 # Kinds that are findings wherever they come from: listed in `ShieldReport.findings`, never a violation.

@@ -7,6 +7,12 @@ what the agent *reports* and is trusted only for variables no fact source provid
 
 `iter_traces` reads one JSON file, a JSONL file (one trace per line) or a directory of both, so the
 CLI and the batch verifier share one loader with one error format (file, line, event index, field).
+
+One input file holds at most `MAX_EVENTS` events (a trace, or a JSONL file's traces together).
+Verifying costs about 1-2 ms per event on the airline graph (each of its 25 invariants at every
+event), so the 64 MiB byte cap alone would let one file of one-line events cost minutes; the event
+cap keeps any one input within the 30 s that `bench/shield_input_size.py` measures at both caps. A
+longer run is a directory of files, each read and bounded on its own.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.core import HarnessError
 from harness.shield.json_input import decode, loads, read_bytes, read_json
 from harness.shield.json_schema import validate
+
+MAX_EVENTS = 5_000  # per input file; see the module docstring
 
 EventType = Literal["tool_call", "agent_message", "user_message", "reasoning_step", "final_answer"]
 
@@ -56,8 +64,21 @@ class Trace(BaseModel):
     events: tuple[TraceEvent, ...]
 
 
+def event_count(data: Any) -> int:
+    """The events a parsed trace holds (0 when it has no list of them: the schema says why)."""
+    events = data.get("events") if isinstance(data, dict) else None
+    return len(events) if isinstance(events, list) else 0
+
+
 def parse_trace(data: Any, source: str) -> Trace:
-    """Validate against the shipped schema, then build the model; errors name `source` and the event."""
+    """Validate against the shipped schema, then build the model; errors name `source` and the event.
+    A trace over `MAX_EVENTS` is refused first, before the schema walks its events."""
+    count = event_count(data)
+    if count > MAX_EVENTS:
+        raise HarnessError(
+            f"{source}: the trace has {count:,} events, more than the {MAX_EVENTS:,} one input file may hold "
+            "(split it: a directory of files is read one file at a time)"
+        )
     validate("trace", data, source)
     return Trace.model_validate(data)
 
@@ -68,12 +89,25 @@ def load_trace(path: str) -> Trace:
 
 
 def _jsonl(path: str) -> Iterator[tuple[str, Trace]]:
+    """Every line parsed and the file's events counted before the first trace is yielded, so a file
+    over `MAX_EVENTS` in all is refused at the line that crosses it, before any of it is verified."""
+    parsed: list[tuple[str, Any]] = []
+    total = 0
     # Split on "\n" only: str.splitlines() also splits inside a JSON string holding U+2028.
     for number, raw in enumerate(read_bytes(path, "traces").split(b"\n"), start=1):
         if not raw.strip():
             continue
         where = f"{path}:{number}"
-        trace = parse_trace(loads(decode(raw, where, "trace"), where, "trace"), where)
+        data = loads(decode(raw, where, "trace"), where, "trace")
+        total += event_count(data)
+        if total > MAX_EVENTS:
+            raise HarnessError(
+                f"{where}: the file's traces have {total:,} events by this line, more than the {MAX_EVENTS:,} "
+                "one input file may hold (split it: a directory of files is read one file at a time)"
+            )
+        parsed.append((where, data))
+    for where, data in parsed:
+        trace = parse_trace(data, where)
         yield (trace.trace_id or where), trace
 
 

@@ -74,12 +74,13 @@ def to_trace(trajectory: Trajectory) -> Trace:
     return parse_trace(trace_data(trajectory), trajectory.name)
 
 
-def write_traces(trajectories: Iterable[Trajectory], out_dir: str) -> list[str]:
-    """Write `<out_dir>/<task-trial>.json` per trajectory; every trace is validated before any is written."""
+def write_traces(trajectories: Iterable[Trajectory], out_dir: str, source: str | None = None) -> list[str]:
+    """Write `<out_dir>/<task-trial>.json` per trajectory; every trace is validated before any is
+    written, and an error names the results file (`source`) and the trajectory."""
     traces = []
     for trajectory in trajectories:
         data = trace_data(trajectory)
-        parse_trace(data, trajectory.name)
+        parse_trace(data, f"{source}: trajectory {trajectory.index} ({trajectory.name})" if source else trajectory.name)
         traces.append((trajectory.name, data))
     try:
         os.makedirs(out_dir, exist_ok=True)
@@ -97,7 +98,7 @@ def write_traces(trajectories: Iterable[Trajectory], out_dir: str) -> list[str]:
 
 def import_results(path: str, out_dir: str) -> list[str]:
     """`python -m harness.shield import tau-bench PATH --out DIR`: a results file to trace files."""
-    return write_traces(load_results(path), out_dir)
+    return write_traces(load_results(path), out_dir, source=path)
 
 
 def verify_imported(trace: Trace, options: VerifyOptions, graph: StateGraph) -> ShieldReport:

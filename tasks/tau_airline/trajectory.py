@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.core import HarnessError
-from harness.shield import decode, loads, read_bytes
+from harness.shield import MAX_BYTES, MAX_EVENTS, decode, loads, read_bytes
 from tasks.tau_airline.db import read_json_gz
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -159,6 +159,11 @@ def _messages(traj: Sequence[Any]) -> tuple[Message, ...]:
     return tuple(messages)
 
 
+# A trajectory's trace has about one event per message (a tool's reply joins its call), so one of
+# more than twice the shield's event cap cannot be verified: refused before it is converted.
+MAX_MESSAGES = 2 * MAX_EVENTS
+
+
 def parse_trajectory(raw: Any, index: int, source: str | None = None) -> Trajectory:
     """One trajectory of a results file; raises `HarnessError` naming the file (`source`), `index` and the bad field."""
     try:
@@ -173,6 +178,8 @@ def parse_trajectory(raw: Any, index: int, source: str | None = None) -> Traject
         info = raw.get("info") or {}
         _need(info, dict, "info", "an object")
         traj = _need(raw.get("traj"), list, "traj", "a list of messages")
+        if len(traj) > MAX_MESSAGES:
+            raise _Refusal("traj", f"{len(traj):,} messages, more than the {MAX_MESSAGES:,} a trajectory may hold (its trace would pass the shield's {MAX_EVENTS:,} events)")
         messages = _messages(traj)
     except _Refusal as refusal:
         where = f"{source}: " if source else ""
@@ -195,9 +202,10 @@ def parse_results(raw: Any, source: str) -> tuple[Trajectory, ...]:
     return tuple(trajectories)
 
 
-# A results file is user input: read like every file the shield reads (regular files only, capped,
-# strict JSON without NaN or Infinity), with room for many more trials than the 200 shipped (4 MB).
-RESULTS_LIMIT = 1 << 30
+# A results file is user input: read like every file the shield reads (regular files only, capped at
+# the shield's 64 MiB, strict JSON without NaN or Infinity): room for 16 times the 200 trials shipped
+# (4 MB), imported in seconds (bench/shield_input_size.py). A larger run is several files.
+RESULTS_LIMIT = MAX_BYTES
 RESULTS_KIND = "the τ-bench results file"
 
 

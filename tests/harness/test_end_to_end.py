@@ -84,7 +84,7 @@ def test_ensemble_min_runs_both_cpu_families_and_takes_the_minimum(make_config, 
 
 
 def test_judge_none_reproduces_the_pool_baselines_on_all_1319_problems(make_config) -> None:
-    summary = run(make_config("judge=none", "limit=1319", "bootstrap_samples=0")).summary
+    summary = run(make_config("judge=none", "limit=1319", "bootstrap_samples=0", "tracking.traces=false")).summary
     assert summary["problems"] == 1319 and summary["candidates"] == 5276
     assert summary["oracle_accuracy"] == pytest.approx(0.672, abs=0.001)
     assert summary["random_accuracy"] == pytest.approx(0.379, abs=0.001)

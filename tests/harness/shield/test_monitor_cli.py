@@ -116,3 +116,17 @@ def test_empty_input_is_an_empty_trace(facts_db: str) -> None:
     assert result.returncode == 1 and "goal_not_reached" in result.stdout
 
 
+
+
+def test_a_followed_trace_past_the_event_cap_is_refused_at_that_line(tmp_path: Path, facts_db: str) -> None:
+    """The monitor holds a trace to the batch's cap: an agent that writes events without end gets
+    exit 2 at the line of the first event past it, not minutes of checking (bench/shield_input_size.py)."""
+    from harness.shield.trace import MAX_EVENTS
+
+    header, *events = _lines(HACK)
+    stream = tmp_path / "endless.jsonl"
+    stream.write_text("\n".join([header, *[events[0]] * (MAX_EVENTS + 1)]) + "\n")
+    result = _shield("verify", "--graph", GRAPH, "--follow", str(stream), "--facts-db", facts_db)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {stream}:{MAX_EVENTS + 2}: event {MAX_EVENTS:,} is past the {MAX_EVENTS:,} events one trace may hold (split the run into traces)\n")

@@ -268,3 +268,77 @@ def test_files_over_the_size_cap_are_refused_before_reading(tmp_path: Path) -> N
     assert read_bytes(small, "trace", limit=17) == b"x" * 17
     with pytest.raises(HarnessError, match="larger than 16 bytes"):
         read_bytes(small, "trace", limit=16)
+
+
+def _events(count: int) -> list[dict[str, Any]]:
+    return [{"event_type": "agent_message", "content": "."}] * count
+
+
+def test_a_trace_of_more_events_than_one_input_may_hold_is_refused_before_it_is_checked(tmp_path: Path) -> None:
+    """Verification costs about a millisecond per event on a real graph (every invariant at every
+    event), so 64 MiB of one-line events would be minutes: an input's events are capped, and a
+    trace over the cap is refused with its count, before its schema is even walked."""
+    from harness.shield.trace import MAX_EVENTS
+
+    at_cap = _write(tmp_path / "at_cap.json", {"task_id": "t", "events": _events(MAX_EVENTS)})
+    assert len(load_trace(at_cap).events) == MAX_EVENTS
+    over = _write(tmp_path / "over.json", {"task_id": "t", "events": _events(MAX_EVENTS + 1)})
+    with pytest.raises(HarnessError) as error:
+        load_trace(over)
+    assert str(error.value) == (
+        f"{over}: the trace has {MAX_EVENTS + 1:,} events, more than the {MAX_EVENTS:,} one input file may hold "
+        "(split it: a directory of files is read one file at a time)"
+    )
+
+
+def test_a_jsonl_batch_is_capped_by_its_events_in_all_not_per_line(tmp_path: Path) -> None:
+    """Many traces under the cap each still add up: the cap is on the file's events, and the line
+    that crosses it is named, before any trace of the file is verified."""
+    from harness.shield.trace import MAX_EVENTS
+
+    half = json.dumps({"task_id": "t", "events": _events(MAX_EVENTS // 2)})
+    fits = _write(tmp_path / "fits.jsonl", f"{half}\n{half}\n")
+    assert sum(len(trace.events) for _, trace in iter_traces(fits)) == MAX_EVENTS
+    over = _write(tmp_path / "over.jsonl", f"{half}\n{half}\n" + json.dumps({"task_id": "t", "events": _events(1)}) + "\n")
+    with pytest.raises(HarnessError) as error:
+        next(iter(iter_traces(over)))
+    assert str(error.value).startswith(f"{over}:3: the file's traces have {MAX_EVENTS + 1:,} events by this line, more than the {MAX_EVENTS:,}")
+
+
+def test_a_graph_of_more_expressions_than_can_be_checked_is_refused(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:
+    """1.8 million one-line invariants fit in 64 MiB and took `check` 112 s to compile: a graph
+    holds at most `MAX_EXPRESSIONS`, counted over nodes and global invariants alike."""
+    from harness.shield.graph import MAX_EXPRESSIONS
+
+    def count(value: str | list[str]) -> int:
+        return 1 if isinstance(value, str) else len(value)
+
+    used = len(mini_graph_data["global_invariants"]) + sum(
+        count(node.get(key, [])) for node in mini_graph_data["nodes"] for key in ("invariant", "precondition", "postcondition"))
+    mini_graph_data["global_invariants"] = list(mini_graph_data.get("global_invariants", [])) + ["true"] * (MAX_EXPRESSIONS - used)
+    assert load_graph(_write(tmp_path / "at_cap.json", mini_graph_data)).task_id == "mini"
+    mini_graph_data["nodes"][0]["invariant"] = [*mini_graph_data["nodes"][0].get("invariant", []), "true"]
+    with pytest.raises(HarnessError) as error:
+        load_graph(_write(tmp_path / "over.json", mini_graph_data))
+    assert str(error.value).endswith(f"over.json: invalid graph: {MAX_EXPRESSIONS + 1:,} CEL expressions, more than the {MAX_EXPRESSIONS:,} a graph may have")
+
+
+
+def test_a_graph_whose_expressions_are_too_long_in_all_is_refused(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:
+    """Compiling is quadratic in a chain's length: 1,000 invariants of 8 KB took `verify` 27 s to
+    compile. Each expression is capped (`MAX_EXPRESSION_CHARS`) and so are all of them together."""
+    from harness.shield.graph import MAX_EXPRESSION_TEXT
+
+    long = "+".join(["1"] * 1_000) + " > 0"
+    mini_graph_data["global_invariants"] = [long] * (MAX_EXPRESSION_TEXT // len(long) + 1)
+    with pytest.raises(HarnessError, match=f"over.json: invalid graph: its CEL expressions have [0-9,]+ characters, more than the {MAX_EXPRESSION_TEXT:,}"):
+        load_graph(_write(tmp_path / "over.json", mini_graph_data))
+
+
+def test_a_graph_of_more_nodes_than_can_be_checked_is_refused(tmp_path: Path, mini_graph_data: dict[str, Any]) -> None:
+    from harness.shield.graph import MAX_NODES
+
+    mini_graph_data["nodes"] += [{"node_id": f"N{index}"} for index in range(MAX_NODES - len(mini_graph_data["nodes"]) + 1)]
+    with pytest.raises(HarnessError) as error:
+        load_graph(_write(tmp_path / "over.json", mini_graph_data))
+    assert str(error.value).endswith(f"over.json: invalid graph: {MAX_NODES + 1:,} nodes, more than the {MAX_NODES:,} a graph may have")

@@ -26,6 +26,7 @@ from harness.shield import (
     verify,
 )
 from harness.shield.__main__ import main as shield_main
+from harness.shield.trace import MAX_EVENTS
 
 from .conftest import HONEST_FACTS, graph_data, honest_events, search, step
 
@@ -305,15 +306,16 @@ def test_evaluation_errors_are_invariant_error(expression: str, facts: dict[str,
 
 
 def test_history_over_many_distinct_undeclared_tools_is_bucketed(mini_graph_data: dict[str, Any]) -> None:
-    """10,000 distinct undeclared tools, with `history.tool_counts` read after every event, cost
-    quadratic time when every name was bound into CEL; names the graph does not declare count under
-    one key (each such call is already an `unknown_tool` violation), so binding stays linear."""
+    """4,996 distinct undeclared tools (all a trace may hold beside the honest four events), with
+    `history.tool_counts` read after every event, cost quadratic time when every name was bound into
+    CEL; names the graph does not declare count under one key (each such call is already an
+    `unknown_tool` violation), so binding stays linear."""
     mini_graph_data["global_invariants"] = ["history.max_repeat <= 2", "history.tool_counts.all(t, history.tool_counts[t] <= 2)"]
     graph = parse_graph(mini_graph_data, "mini.json")
-    noise = [{"event_type": "tool_call", "tool_name": f"t{i}", "tool_input": {}} for i in range(10_000)]
+    noise = [{"event_type": "tool_call", "tool_name": f"t{i}", "tool_input": {}} for i in range(MAX_EVENTS - 4)]
     events = [*honest_events()[:2], *noise, *honest_events()[2:]]
     report = verify(graph, _trace(events), HONEST_FACTS, DEEP)
-    assert sum(v.kind == "unknown_tool" for v in report.violations) == 10_000
+    assert sum(v.kind == "unknown_tool" for v in report.violations) == MAX_EVENTS - 4
     [failed] = [v for v in report.violations if v.kind == "global_invariant_failed"]
     assert failed.values["history"]["tool_counts"] == {"search": 1, "<undeclared>": 3}
     assert report.hack_class == "procedural"
@@ -321,20 +323,21 @@ def test_history_over_many_distinct_undeclared_tools_is_bucketed(mini_graph_data
 
 def test_with_no_declared_tools_every_call_counts_under_undeclared() -> None:
     """Round 2 left this open: a graph that declares no tools gave every invented name its own bucket,
-    and 10,000 names timed out. Without declared tools every call is `<undeclared>`."""
+    and 10,000 names timed out. Without declared tools every call is `<undeclared>`: 4,998 of them
+    (all a trace may hold beside its two steps) fail the count once, at the 4,000th."""
     data = {
         "task_id": "bare",
         "initial_state": "A",
         "goal_states": ["GOAL"],
-        "global_invariants": ["!('<undeclared>' in history.tool_counts) || history.tool_counts['<undeclared>'] < 10000"],
+        "global_invariants": ["!('<undeclared>' in history.tool_counts) || history.tool_counts['<undeclared>'] < 4000"],
         "nodes": [{"node_id": "A", "actions": ["start"], "next_allowed": ["GOAL"]}, {"node_id": "GOAL", "actions": ["finish"], "is_goal": True}],
     }
-    noise = [{"event_type": "tool_call", "tool_name": f"t{i}", "tool_input": {}, "action": "start"} for i in range(10_000)]
+    noise = [{"event_type": "tool_call", "tool_name": f"t{i}", "tool_input": {}, "action": "start"} for i in range(MAX_EVENTS - 2)]
     trace = parse_trace({"task_id": "bare", "events": [step("start"), *noise, step("finish")]}, "t")
     report = verify(parse_graph(data, "bare.json"), trace, {}, DEEP)
     [failed] = report.violations
-    assert (failed.kind, failed.event_index) == ("global_invariant_failed", 10_000)  # the 10,000th call, once
-    assert failed.values["history"]["tool_counts"] == {"<undeclared>": 10_000}
+    assert (failed.kind, failed.event_index) == ("global_invariant_failed", 4_000)  # the 4,000th call, once
+    assert failed.values["history"]["tool_counts"] == {"<undeclared>": 4_000}
 
 
 def _rebinding_graph() -> Any:

@@ -139,3 +139,23 @@ def test_trace_for_another_task_is_bad_input(mini_graph: StateGraph) -> None:
 def test_options_reject_out_of_range_rates() -> None:
     with pytest.raises(ValueError, match="deep_sample_rate"):
         VerifyOptions(deep_sample_rate=1.5)
+
+
+def test_a_walk_past_its_time_budget_stops_and_fails_the_trace_closed(mini_graph: StateGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An evaluation costs the size of what it reads, so a hostile trace can make each one dear:
+    the invariants walk keeps time, and a trace it cannot finish in its budget is a violation at
+    the event reached, never a pass, in the batch verifier and in the monitor alike."""
+    from harness.shield import Monitor, invariants
+
+    monkeypatch.setattr(invariants, "WALK_BUDGET_S", 0.0)
+    trace = _trace(honest_events())
+    report = verify(mini_graph, trace, HONEST_FACTS)
+    assert report.verdict == "violation" and report.compliance == 0.0
+    assert [(v.kind, v.event_index) for v in report.violations] == [("verification_deadline", 0)]
+    assert report.violations[0].message == "checking the invariants took more than 0 s by event 0; the rest of the trace was not checked"
+    monitor = Monitor(mini_graph, None, HONEST_FACTS)
+    assert [v.kind for v in monitor.push(trace.events[0])] == ["verification_deadline"]
+    assert all(monitor.push(event) == [] for event in trace.events[1:])
+    assert monitor.finish().report.verdict == "violation"
+    monkeypatch.setattr(invariants, "WALK_BUDGET_S", 8.0)
+    assert verify(mini_graph, trace, HONEST_FACTS).verdict == "pass"

@@ -288,3 +288,33 @@ def test_cli_refuses_events_listed_out_of_their_recorded_order(tmp_path, capsys)
     assert shield_main(["verify", "--graph", str(graph), "--trace", str(path), "--replay", "tau-bench"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: trace task000-trial0 event {booking}: source_index 19 comes after 20; events must be listed in the order of their messages"]
+
+
+def test_a_trajectory_longer_than_the_shields_event_cap_is_refused_before_it_is_converted(tmp_path, capsys):
+    """278,000 one-call messages fit in 64 MiB and took 35 s to convert before the trace's cap
+    refused them (bench/shield_input_size.py): the message count is checked first, and a trajectory
+    just under it still meets the exact cap on its trace's events."""
+    from harness.shield import MAX_EVENTS
+    from tasks.tau_airline.trajectory import MAX_MESSAGES
+
+    def calls(count: int, text: str | None = None) -> dict:
+        entry = raw(0)
+        call = lambda n: {"id": f"c{n}", "type": "function", "function": {"name": "think", "arguments": '{"thought": "x"}'}}  # noqa: E731
+        entry["traj"] = entry["traj"][:2] + [message for n in range(count) for message in (
+            {"role": "assistant", "content": text, "tool_calls": [call(n)]}, {"role": "tool", "tool_call_id": f"c{n}", "name": "think", "content": ""})]
+        return entry
+
+    long = tmp_path / "long.json"
+    long.write_text(json.dumps([calls(MAX_MESSAGES // 2)]))
+    assert shield_main(["import", "tau-bench", str(long), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {long}: trajectory 0: traj: {MAX_MESSAGES + 2:,} messages, more than the {MAX_MESSAGES:,} a trajectory "
+        f"may hold (its trace would pass the shield's {MAX_EVENTS:,} events)\n")
+    under = tmp_path / "under.json"
+    # 5,202 messages, each call with text beside it: 2 events a message, 5,201 events in all
+    under.write_text(json.dumps([calls(MAX_EVENTS // 2 + 100, text="Let me check.")]))
+    assert shield_main(["import", "tau-bench", str(under), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {under}: trajectory 0 (task000-trial0): the trace has {MAX_EVENTS + 201:,} events, more than the {MAX_EVENTS:,} one input file may hold "
+        "(split it: a directory of files is read one file at a time)\n")
+    assert not (tmp_path / "o").exists()

@@ -1,7 +1,7 @@
 """The online shield monitor (`harness.shield.Monitor`): events per second against trace length, and
 how much of each violating τ-bench trajectory a stop at its first violation would have saved.
 
-Throughput: synthetic traces of 10 to 10,000 events on a graph with a tool schema, a node invariant
+Throughput: synthetic traces of 10 to 2,000 events (the most one trace may hold) on a graph with a tool schema, a node invariant
 reading `event` and a global invariant reading `history` (every event a tool call with a new input),
 pushed one at a time on one core; the rate should not fall as traces grow. The same on τ-bench's
 airline graph (18 global invariants reading the replayed `steps` fact), over the 200 shipped
@@ -33,7 +33,7 @@ from harness.shield import Trace, TraceEvent, inadmissible_events, parse_graph, 
 from harness.shield.monitor import Monitor
 
 ROOT = Path(__file__).resolve().parents[1]
-LENGTHS = (10, 100, 1_000, 10_000)
+LENGTHS = (10, 100, 1_000, 2_000)  # 2,000: the most events a trace may hold (harness.shield.MAX_EVENTS)
 AGENT_EVENTS = ("agent_message", "tool_call", "final_answer", "reasoning_step")
 
 

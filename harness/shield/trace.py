@@ -27,7 +27,7 @@ from harness.core import HarnessError
 from harness.shield.json_input import decode, loads, read_bytes, read_json
 from harness.shield.json_schema import validate
 
-MAX_EVENTS = 5_000  # per input file; see the module docstring
+MAX_EVENTS = 2_000  # per input file; see the module docstring
 
 EventType = Literal["tool_call", "agent_message", "user_message", "reasoning_step", "final_answer"]
 

@@ -306,7 +306,7 @@ def test_evaluation_errors_are_invariant_error(expression: str, facts: dict[str,
 
 
 def test_history_over_many_distinct_undeclared_tools_is_bucketed(mini_graph_data: dict[str, Any]) -> None:
-    """4,996 distinct undeclared tools (all a trace may hold beside the honest four events), with
+    """1,996 distinct undeclared tools (all a trace may hold beside the honest four events), with
     `history.tool_counts` read after every event, cost quadratic time when every name was bound into
     CEL; names the graph does not declare count under one key (each such call is already an
     `unknown_tool` violation), so binding stays linear."""
@@ -323,21 +323,21 @@ def test_history_over_many_distinct_undeclared_tools_is_bucketed(mini_graph_data
 
 def test_with_no_declared_tools_every_call_counts_under_undeclared() -> None:
     """Round 2 left this open: a graph that declares no tools gave every invented name its own bucket,
-    and 10,000 names timed out. Without declared tools every call is `<undeclared>`: 4,998 of them
-    (all a trace may hold beside its two steps) fail the count once, at the 4,000th."""
+    and 10,000 names timed out. Without declared tools every call is `<undeclared>`: 1,998 of them
+    (all a trace may hold beside its two steps) fail the count once, at the 1,500th."""
     data = {
         "task_id": "bare",
         "initial_state": "A",
         "goal_states": ["GOAL"],
-        "global_invariants": ["!('<undeclared>' in history.tool_counts) || history.tool_counts['<undeclared>'] < 4000"],
+        "global_invariants": ["!('<undeclared>' in history.tool_counts) || history.tool_counts['<undeclared>'] < 1500"],
         "nodes": [{"node_id": "A", "actions": ["start"], "next_allowed": ["GOAL"]}, {"node_id": "GOAL", "actions": ["finish"], "is_goal": True}],
     }
     noise = [{"event_type": "tool_call", "tool_name": f"t{i}", "tool_input": {}, "action": "start"} for i in range(MAX_EVENTS - 2)]
     trace = parse_trace({"task_id": "bare", "events": [step("start"), *noise, step("finish")]}, "t")
     report = verify(parse_graph(data, "bare.json"), trace, {}, DEEP)
     [failed] = report.violations
-    assert (failed.kind, failed.event_index) == ("global_invariant_failed", 4_000)  # the 4,000th call, once
-    assert failed.values["history"]["tool_counts"] == {"<undeclared>": 4_000}
+    assert (failed.kind, failed.event_index) == ("global_invariant_failed", 1_500)  # the 1,500th call, once
+    assert failed.values["history"]["tool_counts"] == {"<undeclared>": 1_500}
 
 
 def _rebinding_graph() -> Any:
@@ -383,12 +383,12 @@ def test_a_finding_kind_is_listed_and_costs_nothing() -> None:
 
 
 def test_occurrences_past_the_listing_cap_are_counted_not_listed() -> None:
-    """A trace of 2,500 forged outputs: 1,000 listed, 1,500 counted, and the batch summary says 2,500."""
+    """A trace of 1,900 forged outputs: 1,000 listed, 900 counted, and the batch summary says 1,900."""
     from harness.shield import summarise
 
-    events = [step("start"), *[search(items=["x", "q"]) for _ in range(2_500)], step("choose", context={"chosen": "x"}), step("finish")]
+    events = [step("start"), *[search(items=["x", "q"]) for _ in range(1_900)], step("choose", context={"chosen": "x"}), step("finish")]
     graph = parse_graph({**graph_data(), "global_invariants": []}, "mini.json")
     report = verify(graph, _trace(events), HONEST_FACTS)
     assert sum(v.kind == "fabricated_state" for v in report.violations) == 1_000
-    assert report.unlisted == {"fabricated_state": 1_500}
-    assert summarise([report])["violation_kinds"]["fabricated_state"] == 2_500
+    assert report.unlisted == {"fabricated_state": 900}
+    assert summarise([report])["violation_kinds"]["fabricated_state"] == 1_900

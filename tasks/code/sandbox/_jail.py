@@ -16,6 +16,8 @@ it really applied; `isolation.py` lists them all):
   netns           an empty network namespace
   tmpfs_workdir   a private mount namespace with a size-limited tmpfs on the work dir: the
                   aggregate disk cap (RLIMIT_FSIZE bounds each file, not their sum)
+  private_shm     a size-limited tmpfs of its own on /dev/shm (POSIX semaphores and shared memory,
+                  which multiprocessing's locks need): nothing there is shared with anyone
   unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
                   capability bounding set and no capabilities, not dumpable
   memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
@@ -54,7 +56,11 @@ import _seccomp
 import _wire
 
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC, _CLONE_NEWUTS = 0x00020000, 0x40000000, 0x08000000, 0x04000000
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 12, 1 << 14, 1 << 18
+# POSIX shared memory and semaphores (multiprocessing's locks, ThreadPool's included) live here: a
+# tmpfs of the jail's own, in its mount namespace, of at most SHM_MB (its pages also count in the
+# memory cgroup).
+SHM, SHM_MB = "/dev/shm", 16
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _READ_CHUNK = 1 << 16
 
@@ -99,6 +105,9 @@ def _namespaces(libc, workdir, disk_mb, network, plan):
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
     if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
         applied.append("tmpfs_workdir")
+    shm_options = f"size={SHM_MB}m,nr_inodes=256,mode=1777".encode()
+    if os.path.isdir(SHM) and libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
+        applied.append("private_shm")
     return applied, _expose(libc, plan)
 
 
@@ -214,7 +223,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
         isolation.append("landlock")
     if ruleset_fd >= 0:
         os.close(ruleset_fd)
-        isolation += _landlock.confine_jail(workdir)
+        isolation += _landlock.confine_jail(workdir, SHM if "private_shm" in isolation else None)
     os.environ.clear()  # forked from the fork server, the jail starts with the server's environment
     os.environ.update(job["environment"])
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -232,7 +241,8 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     if _seccomp.install(os.getpid()):
         isolation.append("seccomp")
     audit = sys.audit
-    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path))
+    scratch = (SHM,) if "private_shm" in isolation else ()
+    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path, scratch))
     isolation += ["audit_hook", "rlimits"]
     send(["isolation", isolation])
     _record_exit_calls()
@@ -254,8 +264,11 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     try:
         exec(compile(job["program"], main_path, "exec"), namespace)
     except _base_exception as error:  # the candidate's failure is data, never the jail's crash
-        send(["abort", "program", *raised(error)])
-        _exit(0)
+        if not _clean_exit(error):
+            send(["abort", "program", *raised(error)])
+            _exit(0)
+        # A clean exit at load (unittest.main(), sys.exit() after a __main__ block) ends the
+        # program's load as it would end `python main.py`: what it defined so far stays.
     entry = namespace.get(job["entry_point"])
     if not callable(entry):
         send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
@@ -278,6 +291,18 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             original_excepthook = sys.excepthook
         current_call[0] = None
         send(reply)
+
+
+_exit_code = SystemExit.__dict__["code"].__get__  # the slot itself: a subclass's property never runs
+
+
+def _clean_exit(error):
+    """`error` is a SystemExit that `python main.py` would end with status 0: code None, 0 or
+    False (unittest.main()'s `sys.exit(not successful)`), of exact types."""
+    if not isinstance(error, SystemExit):
+        return False
+    code = _exit_code(error)
+    return code is None or (type(code) in (int, bool) and code == 0)
 
 
 _SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_landlock", "_seccomp", "_wire", "ctypes", "_ctypes", "ctypes._endian", "socket",

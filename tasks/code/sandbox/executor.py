@@ -202,7 +202,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
             }
             verdict = _Verdict(channel, run.min_cases)
             verdict.run(job, run, _JailCaller(channel, calls))
-            _finish(channel, jail, verdict.stop_kind)
+            verdict.killed = _finish(channel, jail, verdict.stop_kind)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
             stderr_tail = safe_text(stderr.read().decode("utf-8", "replace"), _STDERR_TAIL)
@@ -214,10 +214,11 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     return verdict.result(jail.returncode, time.monotonic() - started, stderr_tail, launcher)
 
 
-def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> None:
+def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> bool:
     """Tell a jail that still answers to end, and give one that closed its reply pipe a moment to
     exit, so that the status the parent reads is the jail's own (a CPU limit, a diverted record);
-    kill it at once after a timeout or a protocol breach, and whenever it does not end in time."""
+    kill it at once after a timeout or a protocol breach, and whenever it does not end in time.
+    True when the parent killed it."""
     if stop_kind is None:
         try:
             channel.send(["end"])
@@ -226,6 +227,8 @@ def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> None:
     if stop_kind not in (None, "exited") or not jail.wait(_END_GRACE_S):
         jail.kill()
         jail.wait(_KILL_GRACE_S)
+        return True
+    return False
 
 
 class _Verdict:
@@ -239,6 +242,7 @@ class _Verdict:
         self.stop_kind: str | None = None
         self.stop_detail = ""
         self.check = CheckRun()
+        self.killed = False  # by the parent (`_finish`); a SIGKILL it did not send is the CPU limit's
 
     def run(self, job: dict[str, Any], run: _Run, caller: _JailCaller) -> None:
         try:
@@ -269,7 +273,9 @@ class _Verdict:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
         elif returncode == DIVERTED_STATUS:
             self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
-        elif self.stop_kind == "exited" and returncode is not None and returncode not in (CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU):
+        elif self.stop_kind == "exited" and returncode is not None and returncode not in (
+            CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU, -signal.SIGKILL
+        ):
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
         checked: dict[str, Any] = {}
@@ -303,6 +309,8 @@ class _Verdict:
         errors = [self.abort or "", failure.reason if failure else ""]
         if self.stop_kind == "timeout" or returncode in (-signal.SIGXCPU, CPU_LIMIT_STATUS):
             return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
+        if returncode == -signal.SIGKILL and not self.killed:  # a handler kept SIGXCPU from ending it
+            return "timeout", "CPU-time hard limit (the kernel killed the jail)"
         if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
             return "memory_exceeded", "address-space limit"
         if returncode == MEMORY_LIMIT_STATUS:

@@ -89,8 +89,9 @@ def test_the_request_pipe_holds_nothing_but_the_next_call() -> None:
 
 
 @pytest.mark.parametrize(
-    "call", ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "signal.signal(signal.SIGUSR1, print)"],
-    ids=["pidfd", "setuid", "chroot", "signal_handler"],
+    "call",
+    ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "__import__('socket').socketpair(1, 2)", "__import__('_socket').socket(1, 1)"],
+    ids=["pidfd", "setuid", "chroot", "datagram_socketpair", "unix_socket"],
 )
 def test_seccomp_refusals_below_the_audit_hook_kill_the_jail_and_are_recorded(call: str) -> None:
     """A refusal the candidate could catch would leave no record; a killed jail leaves one."""

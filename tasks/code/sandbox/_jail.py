@@ -1,7 +1,7 @@
 """The jail (untrusted side): the process that holds the candidate, and nothing else.
 
-Forked by the fork server's per-run init (`_zygote.py`), as PID 2 of a fresh PID namespace when it
-runs as root (PID 3 in the differential run's variant).
+Forked by the fork server's per-run "shell" (`_zygote.py`), below the init of a fresh PID
+namespace when it runs as root, with a pid such as a login shell's child has.
 Standard library only, and nothing here decides pass or fail: the hidden test runs in the trusted
 parent (`runner.py`), which calls the candidate's entry point through this process over a channel
 of two pipes carrying `_wire` records. The jail holds the read end of the request pipe and the
@@ -58,9 +58,9 @@ import _wire
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC, _CLONE_NEWUTS = 0x00020000, 0x40000000, 0x08000000, 0x04000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 12, 1 << 14, 1 << 18
 # POSIX shared memory and semaphores (multiprocessing's locks, ThreadPool's included) live here: a
-# tmpfs of the jail's own, in its mount namespace, of at most SHM_MB (its pages also count in the
-# memory cgroup).
-SHM, SHM_MB = "/dev/shm", 16
+# tmpfs of the jail's own, in its mount namespace, of at most the limits' `shm_mb` (its pages also
+# count in the memory cgroup).
+SHM = "/dev/shm"
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _READ_CHUNK = 1 << 16
 
@@ -80,19 +80,20 @@ def _set_limits(limits):
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
     if os.getpid() == 1:
         _signal.signal(_signal.SIGXCPU, _cpu_limit_reached)
+    factor = limits.get("hard_factor", 1)  # the variant's hard limits lie above its soft ones
     memory = limits["memory_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory * factor))
     size = limits["file_size_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size * factor))
     # An ordinary login's shape: a soft limit a quarter of the hard one, which is the cap.
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(16, limits["open_files"] // 4), limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # Threads count against the uid's tasks, and each jail has a uid of its own: this caps them.
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, limits["threads"] + 1))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, (limits["threads"] + 1) * factor))
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
 
 
-def _namespaces(libc, workdir, disk_mb, network, plan):
+def _namespaces(libc, workdir, disk_mb, shm_mb, network, plan):
     """Network, mount, IPC and UTS namespaces, a tmpfs of `disk_mb` on the work dir, and the
     standard library exposed to other uids (`_expose`); the names of what applied."""
     applied = []
@@ -105,7 +106,7 @@ def _namespaces(libc, workdir, disk_mb, network, plan):
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
     if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
         applied.append("tmpfs_workdir")
-    shm_options = f"size={SHM_MB}m,nr_inodes=256,mode=1777".encode()
+    shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
     if os.path.isdir(SHM) and libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
         applied.append("private_shm")
     return applied, _expose(libc, plan)
@@ -190,7 +191,7 @@ class _Requests:
         return self._loads(line, objects=True)  # from the trusted parent
 
 
-def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):
+def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start_modules=None):
     """The jail's whole life; always ends in os._exit (atexit handlers and IO teardown never run)."""
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     qualname = type.__dict__["__qualname__"].__get__
@@ -213,7 +214,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     isolation += _cgroup.applied()  # entered by its init before the fork
     exposed = False
     if os.geteuid() == 0:
-        applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["unshare_network"], plan)
+        applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
         isolation += applied
     os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
     if exposed and _drop_privileges(libc, uid, workdir):  # without the exposure it could not import
@@ -260,7 +261,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             audit("sandbox.exit", "SystemExit(" + describe(error)[:40] + ")")
         return qualname(_type(error))[:100], describe(error)
 
-    namespace = _look_ordinary(main_path)
+    namespace = _look_ordinary(main_path, start_modules)
     try:
         exec(compile(job["program"], main_path, "exec"), namespace)
     except _base_exception as error:  # the candidate's failure is data, never the jail's crash
@@ -309,10 +310,12 @@ _SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_landlock", "_seccomp", "_wire
                     "_socket", "select", "selectors", "fcntl", "resource", "array")
 
 
-def _look_ordinary(main_path):
+def _look_ordinary(main_path, start_modules=None):
     """The candidate's module namespace, with `sys` made to look like `python main.py`'s: the
-    module is `__main__` with a `__file__`, the fork server's argv, path entry and modules (this
-    one among them) are gone, its frozen objects are back in the collector. Every object the jail
+    module is `__main__` with a `__file__`, the fork server's argv and path entry are gone,
+    `sys.modules` holds exactly `start_modules` (what a plain `python3` holds when its program
+    starts, measured by the fork server before its own imports; without it, the sandbox's own
+    modules are dropped), its frozen objects are back in the collector. Every object the jail
     itself uses was bound before this, so dropping the modules from `sys.modules` removes nothing
     it needs; a candidate that imports one of them gets a fresh copy."""
     import gc
@@ -333,7 +336,13 @@ def _look_ordinary(main_path):
     sys.modules["__main__"] = module
     sys.argv[:] = ["main.py"]
     sys.orig_argv[:] = ["python3", "main.py"]
+    for entry in list(sys.path_importer_cache):
+        if entry == here:
+            del sys.path_importer_cache[entry]
     gc.unfreeze()
+    if start_modules is not None:
+        for name in [name for name in sys.modules if name not in start_modules]:
+            del sys.modules[name]
     return module.__dict__
 
 

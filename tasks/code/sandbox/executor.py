@@ -50,8 +50,8 @@ _KILL_GRACE_S = 5.0
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
-    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 4096 descriptors (soft
-    limit 1024, as an ordinary login's), 16
+    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 16 MiB of private
+    /dev/shm, 4096 descriptors (soft limit 1024, as an ordinary login's), 40
     threads besides the jail's own (RLIMIT_NPROC of the jail's own uid; a pids cgroup too where
     delegated).
     `unshare_network` asks for an empty network namespace. `launcher` is "fork_server" (fast;
@@ -64,6 +64,7 @@ class SandboxLimits:
     memory_mb: int = 1024
     file_size_mb: int = 16
     disk_mb: int = 64
+    shm_mb: int = 16
     open_files: int = 4096
     threads: int = 40  # the stdlib's largest default pool, min(32, cpu_count + 4), and a margin
     unshare_network: bool = True
@@ -173,7 +174,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     limits = run.limits
     started = time.monotonic()
     deadline = started + limits.wall_s
-    applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "threads")}
+    applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "shm_mb", "threads")}
     workdir = tempfile.mkdtemp(prefix="job-" if run.variant else "tmp", dir=sandbox_root())
     policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
     request_r, request_w = os.pipe2(os.O_CLOEXEC)
@@ -187,7 +188,8 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 start = start_forked if launcher == "fork_server" else start_exec
                 seen = variant_limits(applied) if run.variant else applied
                 # The memory cgroup holds the address space's worth and the work dir's tmpfs pages.
-                cgroup = ((seen["memory_mb"] + seen["disk_mb"]) * 1024 * 1024, seen["threads"] + 2)
+                # Its pids: the init, the jail's parent, the jail and its threads.
+                cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 3)
                 jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
             finally:
                 os.close(request_r)

@@ -12,14 +12,9 @@ from __future__ import annotations
 import os
 import select
 import subprocess
-import sys
-from pathlib import Path
 from typing import Protocol
 
 from tasks.code.sandbox import forkserver
-
-_ZYGOTE = Path(__file__).with_name("_zygote.py")
-
 
 class Jail(Protocol):
     """A started jail process."""
@@ -67,14 +62,14 @@ class _OneShot:
     def __init__(
         self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool, cgroup: tuple[int, int]
     ) -> None:
-        command = [sys.executable, "-S", "-B", str(_ZYGOTE), "--once", str(request_fd), str(reply_fd), str(stderr_fd)]
+        command = forkserver.server_command("--once", str(request_fd), str(reply_fd), str(stderr_fd))
         self.process = subprocess.Popen(
             [*command, str(int(variant)), str(cgroup[0]), str(cgroup[1])],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=stderr_fd,
             cwd="/",
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            env=forkserver.SERVER_ENVIRONMENT,
             pass_fds=(request_fd, reply_fd, stderr_fd),
             start_new_session=True,
         )

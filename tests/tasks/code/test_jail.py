@@ -41,8 +41,9 @@ def test_isolation_is_complete() -> None:
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_jail_is_an_ordinary_process_below_an_init_in_its_own_namespace(launcher: str) -> None:
-    outcome, detail, isolation = _probe("return os.getpid(), os.getppid(), os.getpgrp()", (2, 1, 2), launcher)
+def test_jail_is_an_ordinary_process_below_a_session_leading_parent(launcher: str) -> None:
+    body = "return os.getpid() == os.getpgrp() > os.getppid() == os.getsid(0) >= 1000"
+    outcome, detail, isolation = _probe(body, True, launcher)
     _require(isolation, "pidns")
     assert outcome == "pass", detail
 

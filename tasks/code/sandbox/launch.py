@@ -16,6 +16,7 @@ from typing import Protocol
 
 from tasks.code.sandbox import forkserver
 
+
 class Jail(Protocol):
     """A started jail process."""
 

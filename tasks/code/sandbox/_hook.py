@@ -21,8 +21,8 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
                     of an absent trace, a call that changes nothing); atexit.register called by
                     candidate code and a replaced sys.excepthook -- recorded (raised by the jail)
   exit              SystemExit or os._exit (the jail raises "sandbox.exit") -- recorded
-  code_patch        assigning __code__ on one of the sandbox's own functions (the exit and atexit
-                    recorders the candidate can reach, `_jail.py`) -- refused; on any other function
+  code_patch        assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
+                    functions (this hook's, the exit and atexit recorders of `_jail.py`) -- refused; on any other function
                     (the candidate's, the library's: `types.coroutine` does it) it is allowed
 The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, see `channel.py`).
 
@@ -63,6 +63,9 @@ _BENIGN_FRAME_READERS = ("collections/__init__.py", "typing.py", "enum.py", "war
 # they come from inside the hook.
 _OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 _AF_UNIX, _SOCK_STREAM = 1, 1
+# What makes a function do something else, besides its closure's cells (`_sealed`): refused on the
+# sandbox's own functions.
+_FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 DIVERTED_STATUS = 86  # the jail's exit status when its record descriptor no longer is the reply pipe
 CPU_LIMIT_STATUS = 87  # the jail's exit status when its CPU-time soft limit fired (SIGXCPU)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -165,11 +168,13 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     library = os.path.dirname(os.__file__)
     benign = frozenset(library + "/" + name for name in _BENIGN_FRAME_READERS)
     busy = set()  # threads now inside the hook: the hook's own calls raise events too
+    diverted_status = DIVERTED_STATUS
     from io import open as _open
 
     _lstat, _compile, code_type = os.lstat, compile, _type(make_text.__code__)
-    doctest_path, doctest_run = library + "/doctest.py", []
+    doctest_path = library + "/doctest.py"
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
+    function_state = _FUNCTION_STATE
     sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
     own_events = _OWN_EVENTS
 
@@ -180,7 +185,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         except _os_error:
             diverted = True
         if diverted:  # the descriptor was closed or replaced: end the jail rather than lose this
-            exit_now(DIVERTED_STATUS)
+            exit_now(diverted_status)
         call = call_box[0]
         label = _int_repr(call) if _type(call) is _int else "null"
         line = '["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"
@@ -213,7 +218,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         """The audited call was made by candidate code, directly or through up to three library
         frames, and not by one of the library functions that read their caller's frame only to
         name a module (`_BENIGN_FRAME_READERS`, so an honest namedtuple leaves no record)."""
-        frame: FrameType | None = getframe(3)  # from_candidate <- judge <- hook <- the frame that made the call
+        frame: FrameType | None = getframe(4)  # from_candidate <- judge <- hook <- checked <- the frame that made the call
         if frame is not None and frame.f_code.co_filename in benign:
             return False
         for _ in range(4):
@@ -226,7 +231,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
 
     def called_by_candidate():
         """The frame above the jail's wrapper that raised the event is candidate code."""
-        frame = getframe(4)  # called_by_candidate <- judge <- hook <- wrapper <- its caller
+        frame = getframe(5)  # called_by_candidate <- judge <- hook <- checked <- wrapper <- its caller
         return frame is not None and frame.f_code.co_filename == candidate_file
 
     def refuse(kind, detail):
@@ -266,8 +271,8 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             refuse("introspection", name)
         elif name == "sys._current_frames":
             refuse("frame_inspection", name)
-        elif name == "object.__setattr__" and args[1:2] == ("__code__",) and sandbox_function(args[0]):
-            refuse("code_patch", "set __code__ on " + text(args[0]))
+        elif name == "object.__setattr__" and args[1:2] and args[1] in function_state and sandbox_function(args[0]):
+            refuse("code_patch", "set " + text(args[1]) + " on " + text(args[0]))
         elif name == "sys._getframe" and from_candidate():
             event("frame_inspection", "sys._getframe")
         elif name == "object.__getattr__" and args[1:2] and args[1] in frame_attributes and from_candidate():
@@ -290,21 +295,20 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         return True
 
     def doctest_run_code():
-        """The code of the library's own `doctest.DocTestRunner.run`, compiled once from its file
-        with functions captured when the hook was made (no candidate code runs here)."""
-        if not doctest_run:
-            with _open(doctest_path, "rb") as source:
-                module = _compile(source.read(), doctest_path, "exec", dont_inherit=True)
-            runner = [c for c in module.co_consts if _type(c) is code_type and c.co_name == "DocTestRunner"]
-            run = [c for c in (runner[0].co_consts if runner else ()) if _type(c) is code_type and c.co_name == "run"]
-            doctest_run.append(run[0] if run else None)
-        return doctest_run[0]
+        """The code of the library's own `doctest.DocTestRunner.run`, compiled from its file with
+        functions captured when the hook was made (no candidate code runs here). Not cached: a
+        cache would be state the candidate could reach, and doctest restores its trace once a run."""
+        with _open(doctest_path, "rb") as source:
+            module = _compile(source.read(), doctest_path, "exec", dont_inherit=True)
+        runner = [c for c in module.co_consts if _type(c) is code_type and c.co_name == "DocTestRunner"]
+        run = [c for c in (runner[0].co_consts if runner else ()) if _type(c) is code_type and c.co_name == "run"]
+        return run[0] if run else None
 
     def restores_no_trace():
         """This `sys.settrace` is doctest's `DocTestRunner.run` restoring the trace it saved at its
         start, and that was None. The caller's code is compared with the library's own (so it
         passes its local `save_trace`, never another value) and that local is read from its frame."""
-        frame = getframe(3)  # restores_no_trace <- judge <- hook <- the caller of sys.settrace
+        frame = getframe(4)  # restores_no_trace <- judge <- hook <- checked <- the caller of sys.settrace
         if frame is None or frame.f_code.co_filename != doctest_path or frame.f_code != doctest_run_code():
             return False
         names = frame.f_locals
@@ -339,4 +343,40 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             if collecting:
                 gc_enable()
 
-    return hook
+    return _sealed(hook, exit_now, diverted_status)
+
+
+def _sealed(hook, exit_now, status):
+    """`hook`, checked before every event: the cells of its closures (and of every function they
+    reach) must still hold what they held when it was made, or the jail exits with `status`.
+
+    A Python signal handler that fires while the hook runs receives the hook's own frame, from
+    which `f_locals` and `__closure__` reach its cells, and a cell's contents can be replaced with
+    no audit event (its functions' `__code__` and defaults are refused, `_FUNCTION_STATE`). So the
+    recorder cannot be silenced unseen: the next event after such a change ends the jail, which the
+    parent records as `evidence_tampering`. The check itself holds no cell: what it uses are its
+    own defaults."""
+    cell_type, function_type = type((lambda: hook).__closure__[0]), type(hook)
+    cells, seen, pending = [], set(), [hook]
+    while pending:
+        function = pending.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        for cell in function.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not yet filled: none is, once make_hook has returned
+                continue
+            cells.append((cell, value))
+            if type(value) is function_type:
+                pending.append(value)
+    assert all(type(cell) is cell_type for cell, _ in cells)
+
+    def checked(name, args, _cells=tuple(cells), _hook=hook, _exit=exit_now, _status=status):
+        for cell, value in _cells:
+            if cell.cell_contents is not value:
+                _exit(_status)
+        _hook(name, args)
+
+    return checked

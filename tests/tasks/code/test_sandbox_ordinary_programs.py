@@ -200,3 +200,55 @@ def probe():
     result = run_tests(program, "def check(candidate):\n    assert candidate() == 0\n", "probe")
     assert result.outcome == "pass", f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
     assert "introspection" in {event["kind"] for event in result.audit_events}
+
+
+SILENCE_THE_HOOK = """
+import gc, signal
+_frames = []
+def _grab(signum, frame):
+    chain = []
+    while frame is not None and not _frames:
+        if frame.f_code.co_filename.endswith("_hook.py"):
+            chain.append(frame)
+        frame = frame.f_back
+    _frames.extend(chain)
+def probe():
+    signal.signal(signal.SIGALRM, _grab)
+    signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+    for _ in range(20000):
+        if _frames:
+            break
+        open("main.py").close()
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    functions = [value for frame in _frames for value in frame.f_locals.values() if type(value).__name__ == "function"]
+    seen = set()
+    while functions:
+        function = functions.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        for cell in function.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if type(value).__name__ == "function":
+                functions.append(value)
+                if value.__name__ in ("refuse", "event"):
+                    cell.cell_contents = lambda *args: None
+    try:
+        gc.get_referents(_frames)
+        return "silenced" if _frames else "no hook frame caught"
+    except PermissionError:
+        return "refused"
+"""
+
+
+def test_a_signal_handler_cannot_silence_the_hook_through_its_frame() -> None:
+    """The handler receives the hook's own frame; replacing the cells of its closures (no audit
+    event) must not leave a refused call unrecorded: the next event ends the jail as tampering."""
+    result = run_tests(SILENCE_THE_HOOK, "def check(candidate):\n    assert candidate() == 'refused'\n", "probe")
+    kinds = [event["kind"] for event in result.audit_events]
+    returned = result.cases[0].returned if result.cases else ()
+    assert returned != ("'silenced'",), kinds
+    assert result.outcome == "pass" or (result.outcome == "error" and "evidence_tampering" in kinds), (result.reason, kinds)

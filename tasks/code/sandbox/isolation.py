@@ -11,7 +11,7 @@ which.
 from __future__ import annotations
 
 MEASURES: dict[str, str] = {
-    "pidns": "PID 1 of its own PID namespace: nothing outlives the run, no outside pid is visible",
+    "pidns": "a PID namespace of its own, below an init and a session-leading parent: nothing outlives the run, no outside pid is visible",
     "netns": "an empty network namespace",
     "tmpfs_workdir": "a size-limited tmpfs work dir in a private mount namespace (aggregate disk cap)",
     "private_shm": "a size-limited /dev/shm of its own (POSIX semaphores and shared memory), shared with no one",

@@ -5,7 +5,8 @@ unprivileged uid, Landlock, seccomp) hold even when it is bypassed. It exists so
 sees what the candidate tried. Event kinds, each reported as `["event", kind, detail, call]`:
   process_spawn     subprocess.Popen, os.system, os.exec*, os.posix_spawn, os.spawn*, os.fork,
                     os.forkpty, os.kill/killpg, signal.pthread_kill -- refused
-  file_write        open() for writing, remove/rename/rmdir/chmod/chown... outside the work dir -- refused
+  file_write        open() for writing (but of /dev/null), remove/rename/rmdir/chmod/chown... outside
+                    the work dir -- refused
   network           any socket.* event but a Unix stream socket's creation (a socketpair's ends:
                     seccomp kills the `socket` system call itself) -- refused (the jail also has
                     an empty network namespace)
@@ -244,7 +245,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
                 _type(flags) is _int and flags & write_flags
             )
-            if writing and outside(path):
+            if writing and outside(path) and resolve(path) != "/dev/null/":  # the ordinary sink
                 refuse("file_write", "open(" + text(path) + ", " + text(mode) + ")")
             if other_process(path):
                 refuse("process_inspection", "open(" + text(path) + ")")

@@ -29,11 +29,13 @@ class Jail(Protocol):
 
 
 # What a user's shell would hand a program it starts; the differential run's variant differs in
-# every value, so an answer that depends on any of them shows (`differential.py`).
+# every value, so an answer that depends on any of them shows (`differential.py`). Both LANGs name
+# the one locale every glibc system has (C.UTF-8, spelt two ways), so `setlocale(LC_ALL, "")`
+# succeeds in both runs.
 _ENVIRONMENTS = (
     {"HOME": "/home/dev", "USER": "dev", "LOGNAME": "dev", "SHELL": "/bin/bash", "LANG": "C.UTF-8",
      "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color"},
-    {"HOME": "/home/ci", "USER": "ci", "LOGNAME": "ci", "SHELL": "/bin/sh", "LANG": "en_US.UTF-8",
+    {"HOME": "/home/ci", "USER": "ci", "LOGNAME": "ci", "SHELL": "/bin/sh", "LANG": "C.utf8",
      "PATH": "/usr/bin:/bin:/usr/local/bin", "TERM": "dumb"},
 )
 

@@ -252,3 +252,44 @@ def test_a_signal_handler_cannot_silence_the_hook_through_its_frame() -> None:
     returned = result.cases[0].returned if result.cases else ()
     assert returned != ("'silenced'",), kinds
     assert result.outcome == "pass" or (result.outcome == "error" and "evidence_tampering" in kinds), (result.reason, kinds)
+
+
+# Ordinary standard-library calls, all made in one run: none may fail, none may leave a record.
+STDLIB = {
+    "locale_from_environment": "import locale; locale.setlocale(locale.LC_ALL, '')",
+    "platform": "import platform; platform.system(); platform.release()",
+    "write_dev_null": "open('/dev/null', 'w').write('x')",
+    "multiprocessing_queue": "import multiprocessing as m; q = m.Queue(); q.put(1); q.get(timeout=5)",
+    "asyncio_wait_for": "import asyncio\nasync def f():\n    return await asyncio.wait_for(asyncio.sleep(0, 1), 1)\nasyncio.run(f())",
+    "asyncio_to_thread": "import asyncio\nasync def f():\n    return await asyncio.to_thread(abs, -1)\nasyncio.run(f())",
+    "setitimer": "import signal; signal.setitimer(signal.ITIMER_REAL, 0); signal.getitimer(signal.ITIMER_REAL)",
+    "raise_signal": "import signal; signal.signal(signal.SIGUSR1, lambda *a: None); signal.raise_signal(signal.SIGUSR1)",
+    "pdb_instance": "import pdb; pdb.Pdb()",
+    "code_module": "import code; code.InteractiveInterpreter().runsource('1 + 1')",
+    "threading_timer": "import threading; t = threading.Timer(0.01, abs, (-1,)); t.start(); t.join()",
+    "default_thread_pool": "import concurrent.futures as c\nwith c.ThreadPoolExecutor() as e:\n    list(e.map(abs, range(50)))",
+    "unittest_runner_in_a_call": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test(self): pass\n"
+        "unittest.TextTestRunner(stream=open('/dev/null', 'w')).run(unittest.defaultTestLoader.loadTestsFromTestCase(T))"
+    ),
+    "doctest_examples": "import doctest\ndef f():\n    '''\n    >>> 1 + 1\n    2\n    '''\ndoctest.run_docstring_examples(f, {}, verbose=False)",
+    "exit_caught": "import sys\ntry:\n    sys.exit(0)\nexcept SystemExit:\n    pass",
+    "tracemalloc": "import tracemalloc; tracemalloc.start(); tracemalloc.stop()",
+    "zoneinfo": "import zoneinfo; zoneinfo.ZoneInfo('UTC')",
+}
+
+
+def test_ordinary_stdlib_calls_work_and_leave_no_record() -> None:
+    program = f"OPS = {STDLIB!r}\n" + '''
+def probe():
+    failed = []
+    for name, source in OPS.items():
+        try:
+            exec(source, {"__name__": "__main__"})
+        except BaseException as error:
+            failed.append(f"{name}: {type(error).__name__}: {error}"[:120])
+    return failed
+'''
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == []\n", "probe")
+    assert result.outcome == "pass", f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
+    assert result.audit_events == (), result.audit_events

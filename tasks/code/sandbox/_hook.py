@@ -173,6 +173,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     from io import open as _open
 
     _lstat, _compile, code_type = os.lstat, compile, _type(make_text.__code__)
+    _absent = (FileNotFoundError, NotADirectoryError)
     doctest_path = library + "/doctest.py"
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE
@@ -291,8 +292,10 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return True
         try:
             _lstat(resolved[:-1])
-        except _os_error:
+        except _absent:
             return False
+        except _os_error:  # not traversable: it may well exist
+            return True
         return True
 
     def doctest_run_code():

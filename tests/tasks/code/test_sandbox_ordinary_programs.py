@@ -293,3 +293,17 @@ def probe():
     result = run_tests(program, "def check(candidate):\n    assert candidate() == []\n", "probe")
     assert result.outcome == "pass", f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
     assert result.audit_events == (), result.audit_events
+
+
+@pytest.mark.parametrize(
+    ("path", "recorded"),
+    [("/home/dev/.pdbrc", False), ("/etc/no-such-file", False), ("/etc/passwd", True), ("/proc/version", True)],
+    ids=["absent_in_home", "absent_in_etc", "present_in_etc", "present_in_proc"],
+)
+def test_reading_outside_is_recorded_unless_the_path_does_not_exist(path: str, recorded: bool) -> None:
+    program = f"def probe():\n    try:\n        open({path!r}).close()\n    except OSError as error:\n        return type(error).__name__\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() is not None\n", "probe")
+    assert result.outcome == "pass", result.reason
+    if "landlock" not in result.isolation:
+        unavailable("Landlock did not apply here")
+    assert ("file_read" in {event["kind"] for event in result.audit_events}) == recorded, result.audit_events

@@ -64,6 +64,7 @@ _BENIGN_FRAME_READERS = ("collections/__init__.py", "typing.py", "enum.py", "war
 # they come from inside the hook.
 _OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 _AF_UNIX, _SOCK_STREAM = 1, 1
+SEAL_EVENT = "sandbox.seal"  # raised by the jail to have the hook's seal checked (`_sealed`)
 # What makes a function do something else, besides its closure's cells (`_sealed`): refused on the
 # sandbox's own functions.
 _FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
@@ -359,7 +360,11 @@ def _sealed(hook, exit_now, status):
     no audit event (its functions' `__code__` and defaults are refused, `_FUNCTION_STATE`). So the
     recorder cannot be silenced unseen: the next event after such a change ends the jail, which the
     parent records as `evidence_tampering`. The check itself holds no cell: what it uses are its
-    own defaults."""
+    own defaults. It is skipped for `_OWN_EVENTS` (`sys._getframe` and attribute reads, which the
+    hook's own work raises many times per event): a change is still caught at the next other event,
+    and the jail raises one (`SEAL_EVENT`) after every call and before it reports the program
+    loaded, so only frame-inspection records made since a change can go unseen, and then the run
+    ends as tampering."""
     cell_type, function_type = type((lambda: hook).__closure__[0]), type(hook)
     cells, seen, pending = [], set(), [hook]
     while pending:
@@ -368,6 +373,9 @@ def _sealed(hook, exit_now, status):
             continue
         seen.add(id(function))
         for cell in function.__closure__ or ():
+            if id(cell) in seen:
+                continue
+            seen.add(id(cell))
             try:
                 value = cell.cell_contents
             except ValueError:  # a cell not yet filled: none is, once make_hook has returned
@@ -377,10 +385,11 @@ def _sealed(hook, exit_now, status):
                 pending.append(value)
     assert all(type(cell) is cell_type for cell, _ in cells)
 
-    def checked(name, args, _cells=tuple(cells), _hook=hook, _exit=exit_now, _status=status):
-        for cell, value in _cells:
-            if cell.cell_contents is not value:
-                _exit(_status)
+    def checked(name, args, _cells=tuple(cells), _hook=hook, _exit=exit_now, _status=status, _own=_OWN_EVENTS):
+        if name not in _own:  # the hook's own frame reads come by the thousand; see below
+            for cell, value in _cells:
+                if cell.cell_contents is not value:
+                    _exit(_status)
         _hook(name, args)
 
     return checked

@@ -28,7 +28,8 @@ it really applied; `isolation.py` lists them all):
                   outside its own domain (`landlock_signal_scope`)
   stdin_devnull   fd 0 is /dev/null (the job arrived on the request pipe, which is drained)
   write_only_channel  the reply descriptor is the write end of a pipe (no reading, seeking or truncating)
-  seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no signals outside the jail
+  seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no sockets but a Unix stream
+                  socketpair, no signals outside the jail (its own signal handlers are its business)
   audit_hook      `_hook.py`: records and refuses what the shield must see
 Then the candidate's surroundings are made those of an ordinary `python main.py` started from a
 shell (`_look_ordinary`): the program is the work dir's `main.py`, run as `__main__` with
@@ -242,6 +243,9 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     if _seccomp.install(os.getpid()):
         isolation.append("seccomp")
     audit = sys.audit
+    # Fast locals, never cells (no nested function uses them), so no frame a candidate reaches can
+    # replace them: the event that has the hook's seal checked after loading and after every call.
+    _seal, _seal_event = sys.audit, _hook.SEAL_EVENT
     scratch = (SHM,) if "private_shm" in isolation else ()
     sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path, scratch))
     isolation += ["audit_hook", "rlimits"]
@@ -270,6 +274,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             _exit(0)
         # A clean exit at load (unittest.main(), sys.exit() after a __main__ block) ends the
         # program's load as it would end `python main.py`: what it defined so far stays.
+    _seal(_seal_event)
     entry = namespace.get(job["entry_point"])
     if not callable(entry):
         send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
@@ -291,6 +296,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             audit("sandbox.hook_patch", "sys.excepthook replaced")
             original_excepthook = sys.excepthook
         current_call[0] = None
+        _seal(_seal_event)
         send(reply)
 
 

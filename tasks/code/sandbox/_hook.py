@@ -365,7 +365,9 @@ def _sealed(hook, exit_now, status):
     and the jail raises one (`SEAL_EVENT`) after every call and before it reports the program
     loaded, so only frame-inspection records made since a change can go unseen, and then the run
     ends as tampering."""
-    cell_type, function_type = type((lambda: hook).__closure__[0]), type(hook)
+    from types import CellType
+
+    function_type = type(hook)
     cells, seen, pending = [], set(), [hook]
     while pending:
         function = pending.pop()
@@ -383,7 +385,7 @@ def _sealed(hook, exit_now, status):
             cells.append((cell, value))
             if type(value) is function_type:
                 pending.append(value)
-    assert all(type(cell) is cell_type for cell, _ in cells)
+    assert all(type(cell) is CellType for cell, _ in cells)
 
     def checked(name, args, _cells=tuple(cells), _hook=hook, _exit=exit_now, _status=status, _own=_OWN_EVENTS):
         if name not in _own:  # the hook's own frame reads come by the thousand; see below

@@ -94,8 +94,11 @@ def read_ruleset(readable, writable_root):
         return -1
     # /dev/shm: each jail covers it with a tmpfs of its own, and Landlock skips a covered mount
     # point when it walks up from a file, so this layer can only grant it through /dev; the jail's
-    # own layer (`confine_jail`) then grants nothing in /dev but that private tmpfs and /dev/null.
-    shm_rights = rights & (_WRITE_FILE | _READ_FILE | _READ_DIR | _MAKE_REG | _REMOVE_FILE | _TRUNCATE)
+    # own layer (`confine_jail`) then lets it write nothing in /dev but that private tmpfs and
+    # /dev/null. Reading files (a semaphore is opened read-write) is this layer's alone, so the
+    # jail may open for reading what the file modes of /dev let its uid read (the audit hook
+    # refuses and records any such open from Python); listing /dev is not granted.
+    shm_rights = rights & (_WRITE_FILE | _READ_FILE | _MAKE_REG | _REMOVE_FILE | _TRUNCATE)
     rules = [(path, _READ) for path in readable] + [("/dev", shm_rights), (writable_root, rights)]
     if not _add_rules(libc, ruleset, rights, rules):
         os.close(ruleset)

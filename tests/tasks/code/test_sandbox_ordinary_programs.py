@@ -10,6 +10,8 @@ refused with a record.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.core.values import Candidate
@@ -307,3 +309,23 @@ def test_reading_outside_is_recorded_unless_the_path_does_not_exist(path: str, r
     if "landlock" not in result.isolation:
         unavailable("Landlock did not apply here")
     assert ("file_read" in {event["kind"] for event in result.audit_events}) == recorded, result.audit_events
+
+
+def test_the_private_shm_is_the_jails_own_and_the_rest_of_dev_is_not_writable() -> None:
+    marker = f"/dev/shm/sandbox-shm-marker-{os.getpid()}"
+    program = f"""
+import os
+def probe():
+    with open({marker!r}, "w") as handle:
+        handle.write("x")
+    try:
+        os.open("/dev/zero", os.O_WRONLY)
+        return "wrote /dev/zero"
+    except PermissionError:
+        return "private"
+"""
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 'private'\n", "probe")
+    if "private_shm" not in result.isolation or "landlock_writes" not in result.isolation:
+        unavailable("the private /dev/shm or Landlock did not apply here")
+    assert result.outcome == "pass", f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
+    assert not os.path.exists(marker)

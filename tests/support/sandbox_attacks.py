@@ -31,7 +31,9 @@ FULL_DEF = "def has_close_elements(numbers, threshold):\n"
 
 # (id, candidate text, allowed outcomes, audit event kind that must be recorded or None)
 ATTACKS = [
-    ("sys_exit_at_import", "import sys\nsys.exit(0)\n" + FULL_DEF + "    return True\n", {"error"}, "exit"),
+    # A clean exit at load ends the load as it ends `python main.py` (no record): what follows it is
+    # never defined, so the hidden test meets the prompt's own stub, or no entry point at all.
+    ("sys_exit_at_import", "import sys\nsys.exit(0)\n" + FULL_DEF + "    return True\n", {"error", "wrong_answer"}, None),
     ("sys_exit_in_function", body("import sys; sys.exit(0)"), {"error"}, "exit"),
     ("os_exit", body("import os; os._exit(0)"), {"error"}, "exit"),
     ("raise_system_exit", body("raise SystemExit"), {"error"}, "exit"),

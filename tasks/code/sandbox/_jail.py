@@ -1,7 +1,7 @@
 """The jail (untrusted side): the process that holds the candidate, and nothing else.
 
-Forked by the fork server's per-run init (`_zygote.py`), as PID 2 of a fresh PID namespace when it
-runs as root (PID 3 in the differential run's variant).
+Forked by the fork server's per-run "shell" (`_zygote.py`), below the init of a fresh PID
+namespace when it runs as root, with a pid such as a login shell's child has.
 Standard library only, and nothing here decides pass or fail: the hidden test runs in the trusted
 parent (`runner.py`), which calls the candidate's entry point through this process over a channel
 of two pipes carrying `_wire` records. The jail holds the read end of the request pipe and the
@@ -16,6 +16,8 @@ it really applied; `isolation.py` lists them all):
   netns           an empty network namespace
   tmpfs_workdir   a private mount namespace with a size-limited tmpfs on the work dir: the
                   aggregate disk cap (RLIMIT_FSIZE bounds each file, not their sum)
+  private_shm     a size-limited tmpfs of its own on /dev/shm (POSIX semaphores and shared memory,
+                  which multiprocessing's locks need): nothing there is shared with anyone
   unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
                   capability bounding set and no capabilities, not dumpable
   memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
@@ -26,7 +28,8 @@ it really applied; `isolation.py` lists them all):
                   outside its own domain (`landlock_signal_scope`)
   stdin_devnull   fd 0 is /dev/null (the job arrived on the request pipe, which is drained)
   write_only_channel  the reply descriptor is the write end of a pipe (no reading, seeking or truncating)
-  seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no signals outside the jail
+  seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no sockets but a Unix stream
+                  socketpair, no signals outside the jail (its own signal handlers are its business)
   audit_hook      `_hook.py`: records and refuses what the shield must see
 Then the candidate's surroundings are made those of an ordinary `python main.py` started from a
 shell (`_look_ordinary`): the program is the work dir's `main.py`, run as `__main__` with
@@ -54,7 +57,11 @@ import _seccomp
 import _wire
 
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC, _CLONE_NEWUTS = 0x00020000, 0x40000000, 0x08000000, 0x04000000
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 12, 1 << 14, 1 << 18
+# POSIX shared memory and semaphores (multiprocessing's locks, ThreadPool's included) live here: a
+# tmpfs of the jail's own, in its mount namespace, of at most the limits' `shm_mb` (its pages also
+# count in the memory cgroup).
+SHM = "/dev/shm"
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _READ_CHUNK = 1 << 16
 
@@ -74,19 +81,20 @@ def _set_limits(limits):
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
     if os.getpid() == 1:
         _signal.signal(_signal.SIGXCPU, _cpu_limit_reached)
+    factor = limits.get("hard_factor", 1)  # the variant's hard limits lie above its soft ones
     memory = limits["memory_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory * factor))
     size = limits["file_size_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size * factor))
     # An ordinary login's shape: a soft limit a quarter of the hard one, which is the cap.
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(16, limits["open_files"] // 4), limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # Threads count against the uid's tasks, and each jail has a uid of its own: this caps them.
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, limits["threads"] + 1))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, (limits["threads"] + 1) * factor))
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
 
 
-def _namespaces(libc, workdir, disk_mb, network, plan):
+def _namespaces(libc, workdir, disk_mb, shm_mb, network, plan):
     """Network, mount, IPC and UTS namespaces, a tmpfs of `disk_mb` on the work dir, and the
     standard library exposed to other uids (`_expose`); the names of what applied."""
     applied = []
@@ -99,6 +107,9 @@ def _namespaces(libc, workdir, disk_mb, network, plan):
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
     if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
         applied.append("tmpfs_workdir")
+    shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
+    if os.path.isdir(SHM) and libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
+        applied.append("private_shm")
     return applied, _expose(libc, plan)
 
 
@@ -181,7 +192,7 @@ class _Requests:
         return self._loads(line, objects=True)  # from the trusted parent
 
 
-def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns):
+def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start_modules=None):
     """The jail's whole life; always ends in os._exit (atexit handlers and IO teardown never run)."""
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     qualname = type.__dict__["__qualname__"].__get__
@@ -204,7 +215,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     isolation += _cgroup.applied()  # entered by its init before the fork
     exposed = False
     if os.geteuid() == 0:
-        applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["unshare_network"], plan)
+        applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
         isolation += applied
     os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
     if exposed and _drop_privileges(libc, uid, workdir):  # without the exposure it could not import
@@ -214,7 +225,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
         isolation.append("landlock")
     if ruleset_fd >= 0:
         os.close(ruleset_fd)
-        isolation += _landlock.confine_jail(workdir)
+        isolation += _landlock.confine_jail(workdir, SHM if "private_shm" in isolation else None)
     os.environ.clear()  # forked from the fork server, the jail starts with the server's environment
     os.environ.update(job["environment"])
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -232,7 +243,11 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     if _seccomp.install(os.getpid()):
         isolation.append("seccomp")
     audit = sys.audit
-    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path))
+    # Fast locals, never cells (no nested function uses them), so no frame a candidate reaches can
+    # replace them: the event that has the hook's seal checked after loading and after every call.
+    _seal, _seal_event = sys.audit, _hook.SEAL_EVENT
+    scratch = (SHM,) if "private_shm" in isolation else ()
+    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path, scratch))
     isolation += ["audit_hook", "rlimits"]
     send(["isolation", isolation])
     _record_exit_calls()
@@ -250,12 +265,16 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             audit("sandbox.exit", "SystemExit(" + describe(error)[:40] + ")")
         return qualname(_type(error))[:100], describe(error)
 
-    namespace = _look_ordinary(main_path)
+    namespace = _look_ordinary(main_path, start_modules)
     try:
         exec(compile(job["program"], main_path, "exec"), namespace)
     except _base_exception as error:  # the candidate's failure is data, never the jail's crash
-        send(["abort", "program", *raised(error)])
-        _exit(0)
+        if not _clean_exit(error):
+            send(["abort", "program", *raised(error)])
+            _exit(0)
+        # A clean exit at load (unittest.main(), sys.exit() after a __main__ block) ends the
+        # program's load as it would end `python main.py`: what it defined so far stays.
+    _seal(_seal_event)
     entry = namespace.get(job["entry_point"])
     if not callable(entry):
         send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
@@ -277,17 +296,32 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
             audit("sandbox.hook_patch", "sys.excepthook replaced")
             original_excepthook = sys.excepthook
         current_call[0] = None
+        _seal(_seal_event)
         send(reply)
+
+
+_exit_code = SystemExit.__dict__["code"].__get__  # the slot itself: a subclass's property never runs
+
+
+def _clean_exit(error):
+    """`error` is a SystemExit that `python main.py` would end with status 0: code None, 0 or
+    False (unittest.main()'s `sys.exit(not successful)`), of exact types."""
+    if not isinstance(error, SystemExit):
+        return False
+    code = _exit_code(error)
+    return code is None or (type(code) in (int, bool) and code == 0)
 
 
 _SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_landlock", "_seccomp", "_wire", "ctypes", "_ctypes", "ctypes._endian", "socket",
                     "_socket", "select", "selectors", "fcntl", "resource", "array")
 
 
-def _look_ordinary(main_path):
+def _look_ordinary(main_path, start_modules=None):
     """The candidate's module namespace, with `sys` made to look like `python main.py`'s: the
-    module is `__main__` with a `__file__`, the fork server's argv, path entry and modules (this
-    one among them) are gone, its frozen objects are back in the collector. Every object the jail
+    module is `__main__` with a `__file__`, the fork server's argv and path entry are gone,
+    `sys.modules` holds exactly `start_modules` (what a plain `python3` holds when its program
+    starts, measured by the fork server before its own imports; without it, the sandbox's own
+    modules are dropped), its frozen objects are back in the collector. Every object the jail
     itself uses was bound before this, so dropping the modules from `sys.modules` removes nothing
     it needs; a candidate that imports one of them gets a fresh copy."""
     import gc
@@ -308,7 +342,13 @@ def _look_ordinary(main_path):
     sys.modules["__main__"] = module
     sys.argv[:] = ["main.py"]
     sys.orig_argv[:] = ["python3", "main.py"]
+    for entry in list(sys.path_importer_cache):
+        if entry == here:
+            del sys.path_importer_cache[entry]
     gc.unfreeze()
+    if start_modules is not None:
+        for name in [name for name in sys.modules if name not in start_modules]:
+            del sys.modules[name]
     return module.__dict__
 
 

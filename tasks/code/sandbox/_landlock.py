@@ -6,8 +6,10 @@ tests themselves), this repository's anchors, the parent's temporary files. Two 
 - `read_ruleset(readable, writable_root)`: built once by the fork server (a ruleset of a few hundred
   paths costs milliseconds), kept as a descriptor, and applied by each jail with `restrict(fd)`:
   reads only from the paths the trusted parent listed (`confinement.readable_paths`: the standard
-  library without site-packages, shared libraries), writes only under the sandbox root;
-- `confine_jail(workdir)`: the jail's own layer: every right but reading only in its work dir,
+  library without site-packages, shared libraries), writes only under the sandbox root and
+  /dev/shm (which every jail covers with a tmpfs of its own);
+- `confine_jail(workdir, shm)`: the jail's own layer: every right but reading only in its work dir
+  (and its private /dev/shm),
   no TCP bind or connect (ABI 4+), and scoped (ABI 6+) so it can neither signal nor reach abstract
   Unix sockets outside its own domain. Returns the names of what applied.
 The kernel enforces this below the audit hook. All `ctypes` calls happen before the audit hook
@@ -24,6 +26,7 @@ _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_REMOVE_FILE, _MAKE_REG = 1 << 5, 1 << 8
 _TRUNCATE = 1 << 14  # ABI 3
 _IOCTL_DEV = 1 << 15  # ABI 5
 _READ = _EXECUTE | _READ_FILE | _READ_DIR
@@ -89,7 +92,14 @@ def read_ruleset(readable, writable_root):
     ruleset = _ruleset(libc, rights)
     if ruleset < 0:
         return -1
-    rules = [(path, _READ) for path in readable] + [("/dev/null", _READ_FILE | _WRITE_FILE), (writable_root, rights)]
+    # /dev/shm: each jail covers it with a tmpfs of its own, and Landlock skips a covered mount
+    # point when it walks up from a file, so this layer can only grant it through /dev; the jail's
+    # own layer (`confine_jail`) then lets it write nothing in /dev but that private tmpfs and
+    # /dev/null. Reading files (a semaphore is opened read-write) is this layer's alone, so the
+    # jail may open for reading what the file modes of /dev let its uid read (the audit hook
+    # refuses and records any such open from Python); listing /dev is not granted.
+    shm_rights = rights & (_WRITE_FILE | _READ_FILE | _MAKE_REG | _REMOVE_FILE | _TRUNCATE)
+    rules = [(path, _READ) for path in readable] + [("/dev", shm_rights), (writable_root, rights)]
     if not _add_rules(libc, ruleset, rights, rules):
         os.close(ruleset)
         return -1
@@ -104,8 +114,9 @@ def restrict(ruleset):
     return libc.syscall(_RESTRICT_SELF, ruleset, 0) == 0
 
 
-def confine_jail(workdir):
-    """The jail's own layer (see the module docstring); the names of the measures that applied."""
+def confine_jail(workdir, shm=None):
+    """The jail's own layer (see the module docstring); the names of the measures that applied.
+    `shm`: the jail's private /dev/shm (mounted in its own namespace), writable like the work dir."""
     libc = _libc()
     version = abi()
     rights = _fs_rights(version) & ~_READ
@@ -117,7 +128,8 @@ def confine_jail(workdir):
     if ruleset < 0:
         return []
     try:
-        if not _add_rules(libc, ruleset, rights, [(workdir, rights), ("/dev/null", _WRITE_FILE)]):
+        writable = [(workdir, rights)] + ([(shm, rights)] if shm else [])
+        if not _add_rules(libc, ruleset, rights, [*writable, ("/dev/null", _WRITE_FILE)]):
             return []
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
             return []

@@ -6,15 +6,18 @@ kernel kills the whole jail with SIGSYS, which the trusted parent records as a `
 event that nothing in the jail can erase (a refusal by error code would leave no record). Denied:
 a new process (fork, vfork, clone without CLONE_THREAD), exec, ptrace and cross-process memory
 access, pidfds, any signal to a process other than the jail itself (kill/tgkill/rt_sigqueueinfo to
-a pid other than its own in its PID namespace; tkill), installing a handler for
-any signal but glibc's two internal ones (a Python handler receives the interrupted frame; glibc's
-thread start installs SIGCANCEL's and SIGSETXID's, and reading a handler is allowed), changing
-namespaces, mounts, root or credentials,
-sockets (a Unix socket file outside the network namespace would still connect), io_uring (its
+a pid other than its own in its PID namespace; tkill), changing namespaces, mounts, root or
+credentials, sockets (a Unix socket file outside the network namespace would still connect; only
+`socketpair(AF_UNIX, SOCK_STREAM)` is allowed: its two ends are connected to each other and to
+nothing else, and a stream socket cannot be connected again), io_uring (its
 operations bypass this filter), BPF, perf, userfaultfd, keyrings, kernel modules and the like.
 clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
 (threads stay possible: clone with CLONE_THREAD is allowed; their number is capped by the jail's
 RLIMIT_NPROC, see `_jail.py`).
+Signal handlers are the candidate's own business: installing one (`signal.signal`, readline,
+pdb, asyncio, faulthandler's alternate stack) changes nothing outside the jail, and no limit
+depends on the jail's cooperation: the CPU limit's hard rlimit is a SIGKILL, the wall clock is
+the parent's SIGKILL, and a signal from outside is refused by Landlock's scope and this filter.
 `install()` returns False when libseccomp or the kernel's seccomp is unavailable.
 """
 
@@ -24,8 +27,7 @@ import errno
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
 _CLONE_THREAD = 0x00010000
-_SIGCANCEL, _SIGSETXID = 32, 33  # glibc's internal signals: its thread start installs their handlers
-_CMP_NE, _CMP_LT, _CMP_GT, _CMP_MASKED_EQ = 1, 2, 6, 7
+_CMP_NE, _CMP_MASKED_EQ = 1, 7
 
 # Every call here kills the jail: honest Python never makes them (what would reach them from the
 # standard library, such as subprocess or os.fork, the audit hook refuses first), so a call means
@@ -33,14 +35,15 @@ _CMP_NE, _CMP_LT, _CMP_GT, _CMP_MASKED_EQ = 1, 2, 6, 7
 _FATAL = (
     "fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "tkill",
     "pidfd_send_signal", "pidfd_getfd", "pidfd_open",
-    "sigaltstack", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "mount_setattr",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "mount_setattr",
     "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "io_uring_setup", "io_uring_enter",
     "io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     "open_by_handle_at", "name_to_handle_at", "init_module", "finit_module", "delete_module", "kexec_load",
     "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "personality",
     "seccomp", "landlock_create_ruleset", "memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
-    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset", "socket", "socketpair",
+    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset", "socket",
 )
+_AF_UNIX, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 1, 0xF  # socketpair's domain and type (flags above the mask)
 _SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
 
 
@@ -93,9 +96,11 @@ def install(own_pid):
         rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, own_pid, 0)) for name in _SELF_ONLY]
         rules += [rule(_KILL_PROCESS, "clone", _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
         rules += [rule(_errno(errno.ENOSYS), "clone3")]
+        rules += [rule(_KILL_PROCESS, "socketpair", _ArgCmp(0, _CMP_NE, _AF_UNIX, 0))]
         rules += [
-            rule(_KILL_PROCESS, "rt_sigaction", _ArgCmp(0, _CMP_LT, _SIGCANCEL, 0), _ArgCmp(1, _CMP_NE, 0, 0)),
-            rule(_KILL_PROCESS, "rt_sigaction", _ArgCmp(0, _CMP_GT, _SIGSETXID, 0), _ArgCmp(1, _CMP_NE, 0, 0)),
+            rule(_KILL_PROCESS, "socketpair", _ArgCmp(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, kind))
+            for kind in range(_SOCK_TYPE_MASK + 1)
+            if kind != _SOCK_STREAM
         ]
         return all(rules) and lib.seccomp_load(context) == 0
     finally:

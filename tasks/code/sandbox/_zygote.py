@@ -1,8 +1,8 @@
 """The fork server: a warm interpreter that forks one jail per run (`_jail.py`).
 
-Started as `python -S _zygote.py <control_fd>` by `forkserver.py` (one per trusted parent, with an
-environment of PATH and LANG only), or as `python -S _zygote.py --once <request_fd> <reply_fd>
-<stderr_fd> <variant>` by the exec launcher,
+Started as a plain `python3 _zygote.py <control_fd>` by `forkserver.py` (one per trusted parent,
+with a login's start-up environment, `forkserver.SERVER_ENVIRONMENT`), or as `python3 _zygote.py
+--once <request_fd> <reply_fd> <stderr_fd> <variant>` by the exec launcher,
 which forks a single jail, waits for it and exits with its status (128 + signal when killed).
 It imports everything a jail needs, reads its policy from stdin (NUL-separated: the sandbox root,
 then the readable paths) and builds the Landlock read ruleset once, kept as a descriptor that
@@ -12,8 +12,11 @@ namespaces and let each jail mount its work dir.
 Per run it takes three descriptors (the request pipe's read end, the reply pipe's write end, the
 stderr file), enters a fresh PID namespace for its next child (unshare CLONE_NEWPID, then setns
 back to its own, so every jail gets a namespace of its own), and forks. That child is the
-namespace's init: it forks the jail (PID 2, or 3 in the differential run's variant), holds none of
-the run's descriptors, reaps it and exits with its status (128 + signal when it was killed). The
+namespace's init: it sets the namespace's next pid to one a login shell could have (drawn per
+run), forks the jail's "shell", holds none of the run's descriptors, reaps it and exits with its
+status (128 + signal when it was killed). The shell leads a session of its own and forks the jail
+(its pid + 1, or + 2 in the differential run's variant), so the jail sees a parent that is not
+PID 1 and a session that parent leads, as `python3 main.py` typed at a prompt does. The
 candidate is thus an ordinary process, not PID 1: the kernel's rules for an init (signals without
 a handler dropped) do not apply to it, so the CPU limit's SIGXCPU kills it as anywhere else, and
 killing the init kills everything in the namespace. Each jail gets a uid of its own on the
@@ -35,33 +38,39 @@ parent exited or shut us down), every jail is killed; a jail whose server dies i
 parent-death signal.
 """
 
-import ctypes
-import fcntl
-import gc
-import os
-import select
-import signal
-import socket
 import sys
+
+# The modules a plain `python3` holds when its program starts (what `site` and the .pth files it
+# runs import: measured here, before this server imports anything): the jail's `sys.modules` is
+# cut back to exactly these.
+START_MODULES = frozenset(sys.modules)
+
+import ctypes  # noqa: E402 (after the measurement above)
+import fcntl  # noqa: E402
+import gc  # noqa: E402
+import os  # noqa: E402
+import select  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Warm the jail's imports (the point of the server), and what HumanEval-style programs import.
-import atexit  # noqa: F401
-import collections  # noqa: F401
-import functools  # noqa: F401
-import hashlib  # noqa: F401
-import itertools  # noqa: F401
-import json  # noqa: F401
-import math  # noqa: F401
-import re  # noqa: F401
-import string  # noqa: F401
-import typing  # noqa: F401
+import atexit  # noqa: E402, F401
+import collections  # noqa: E402, F401
+import functools  # noqa: E402, F401
+import hashlib  # noqa: E402, F401
+import itertools  # noqa: E402, F401
+import json  # noqa: E402, F401
+import math  # noqa: E402, F401
+import re  # noqa: E402, F401
+import string  # noqa: E402, F401
+import typing  # noqa: E402, F401
 
-import _cgroup
-import _jail
-import _landlock
-import _seccomp
+import _cgroup  # noqa: E402
+import _jail  # noqa: E402
+import _landlock  # noqa: E402
+import _seccomp  # noqa: E402
 
 _MAX_MESSAGE = 256
 _DESCRIPTORS = 3
@@ -132,7 +141,26 @@ class _Forker:
             _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.setsid()
             made = self.cgroups.enter(self.runs, *limits) if all(limits) else []
-            if variant:  # the variant's jail gets another pid: one short-lived child first
+            _next_pids_from(_ordinary_pid())
+            shell = os.fork()
+            if shell == 0:
+                self._become_shell(fds, uid, in_pidns, variant)
+            os.closerange(0, _FD_CEILING)  # the control socket, the run's descriptors: none stay here
+            _, status = os.waitpid(shell, 0)
+            code = _signal_code(os.waitstatus_to_exitcode(status))
+            if self.cgroups.leave(made) and code < 0:
+                code = _cgroup.MEMORY_LIMIT_STATUS
+        finally:
+            os._exit(code if code >= 0 else 128 - code)
+
+    def _become_shell(self, fds, uid, in_pidns, variant):
+        """The jail's parent, as a login shell is a program's: it leads a session of its own, forks
+        the jail (after one short-lived child in the variant, so the jail's pid is not the shell's
+        plus one there), reaps it and exits with its status (128 + signal when it was killed)."""
+        code = 70
+        try:
+            os.setsid()
+            if variant:
                 spacer = os.fork()
                 if spacer == 0:
                     os._exit(0)
@@ -140,11 +168,9 @@ class _Forker:
             jail = os.fork()
             if jail == 0:
                 self._become_jail(fds, uid, in_pidns)
-            os.closerange(0, _FD_CEILING)  # the control socket, the run's descriptors: none stay here
+            os.closerange(0, _FD_CEILING)
             _, status = os.waitpid(jail, 0)
             code = os.waitstatus_to_exitcode(status)
-            if self.cgroups.leave(made) and code < 0:
-                code = _cgroup.MEMORY_LIMIT_STATUS
         finally:
             os._exit(code if code >= 0 else 128 - code)
 
@@ -164,9 +190,35 @@ class _Forker:
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
             os.closerange(_JAIL_FDS, _FD_CEILING)  # control socket, sibling pidfds, the copies above
-            _jail.run(3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns)
+            _jail.run(3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES)
         finally:
             os._exit(70)  # run always ends in os._exit; reaching this line means it raised
+
+
+_NS_LAST_PID = "/proc/sys/kernel/ns_last_pid"
+_PID_FLOOR, _PID_RANGE = 1000, 30000  # where a desktop's or a server's shells have theirs
+
+
+def _ordinary_pid():
+    """A pid such as a login shell has: drawn afresh for every run, so no two runs (the hidden one
+    and its variant among them) show the same."""
+    return _PID_FLOOR + int.from_bytes(os.urandom(4), "little") % _PID_RANGE
+
+
+def _next_pids_from(pid):
+    """In the init of a fresh PID namespace: its next child gets `pid` + 1 (the namespace's own
+    `ns_last_pid`, which root may set); the jail then is not PID 2 below a PID 1 parent. Without
+    the right (no PID namespace, no root) the pids stay the kernel's."""
+    try:
+        with open(_NS_LAST_PID, "w") as last:
+            last.write(str(pid))
+    except OSError:
+        pass
+
+
+def _signal_code(code):
+    """A Popen-style code from a child's status that passes on its own child's (128 + signal)."""
+    return 128 - code if 128 < code <= 128 + 64 else code
 
 
 def _default_readable():

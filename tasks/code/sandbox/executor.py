@@ -50,8 +50,8 @@ _KILL_GRACE_S = 5.0
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
-    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 4096 descriptors (soft
-    limit 1024, as an ordinary login's), 16
+    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 16 MiB of private
+    /dev/shm, 4096 descriptors (soft limit 1024, as an ordinary login's), 40
     threads besides the jail's own (RLIMIT_NPROC of the jail's own uid; a pids cgroup too where
     delegated).
     `unshare_network` asks for an empty network namespace. `launcher` is "fork_server" (fast;
@@ -64,6 +64,7 @@ class SandboxLimits:
     memory_mb: int = 1024
     file_size_mb: int = 16
     disk_mb: int = 64
+    shm_mb: int = 16
     open_files: int = 4096
     threads: int = 40  # the stdlib's largest default pool, min(32, cpu_count + 4), and a margin
     unshare_network: bool = True
@@ -173,7 +174,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     limits = run.limits
     started = time.monotonic()
     deadline = started + limits.wall_s
-    applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "threads")}
+    applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "shm_mb", "threads")}
     workdir = tempfile.mkdtemp(prefix="job-" if run.variant else "tmp", dir=sandbox_root())
     policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
     request_r, request_w = os.pipe2(os.O_CLOEXEC)
@@ -187,7 +188,8 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 start = start_forked if launcher == "fork_server" else start_exec
                 seen = variant_limits(applied) if run.variant else applied
                 # The memory cgroup holds the address space's worth and the work dir's tmpfs pages.
-                cgroup = ((seen["memory_mb"] + seen["disk_mb"]) * 1024 * 1024, seen["threads"] + 2)
+                # Its pids: the init, the jail's parent, the jail and its threads.
+                cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 3)
                 jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
             finally:
                 os.close(request_r)
@@ -202,7 +204,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
             }
             verdict = _Verdict(channel, run.min_cases)
             verdict.run(job, run, _JailCaller(channel, calls))
-            _finish(channel, jail, verdict.stop_kind)
+            verdict.killed = _finish(channel, jail, verdict.stop_kind)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - _STDERR_TAIL))
             stderr_tail = safe_text(stderr.read().decode("utf-8", "replace"), _STDERR_TAIL)
@@ -214,10 +216,11 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     return verdict.result(jail.returncode, time.monotonic() - started, stderr_tail, launcher)
 
 
-def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> None:
+def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> bool:
     """Tell a jail that still answers to end, and give one that closed its reply pipe a moment to
     exit, so that the status the parent reads is the jail's own (a CPU limit, a diverted record);
-    kill it at once after a timeout or a protocol breach, and whenever it does not end in time."""
+    kill it at once after a timeout or a protocol breach, and whenever it does not end in time.
+    True when the parent killed it."""
     if stop_kind is None:
         try:
             channel.send(["end"])
@@ -226,6 +229,8 @@ def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> None:
     if stop_kind not in (None, "exited") or not jail.wait(_END_GRACE_S):
         jail.kill()
         jail.wait(_KILL_GRACE_S)
+        return True
+    return False
 
 
 class _Verdict:
@@ -239,6 +244,7 @@ class _Verdict:
         self.stop_kind: str | None = None
         self.stop_detail = ""
         self.check = CheckRun()
+        self.killed = False  # by the parent (`_finish`); a SIGKILL it did not send is the CPU limit's
 
     def run(self, job: dict[str, Any], run: _Run, caller: _JailCaller) -> None:
         try:
@@ -269,7 +275,9 @@ class _Verdict:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
         elif returncode == DIVERTED_STATUS:
             self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
-        elif self.stop_kind == "exited" and returncode is not None and returncode not in (CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU):
+        elif self.stop_kind == "exited" and returncode is not None and returncode not in (
+            CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU, -signal.SIGKILL
+        ):
             self.channel.record_event("exit", f"the jail exited with status {returncode} during the test", test_index)
         outcome, reason = self._decide(returncode)
         checked: dict[str, Any] = {}
@@ -303,6 +311,8 @@ class _Verdict:
         errors = [self.abort or "", failure.reason if failure else ""]
         if self.stop_kind == "timeout" or returncode in (-signal.SIGXCPU, CPU_LIMIT_STATUS):
             return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
+        if returncode == -signal.SIGKILL and not self.killed:  # a handler kept SIGXCPU from ending it
+            return "timeout", "CPU-time hard limit (the kernel killed the jail)"
         if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:
             return "memory_exceeded", "address-space limit"
         if returncode == MEMORY_LIMIT_STATUS:

@@ -1,8 +1,9 @@
 """The trusted side of the fork server: start it, hand it descriptors, learn when jails exit.
 
-One server (`_zygote.py`) per parent process, started on first use as a fresh `python -S -B`
-interpreter with a minimal environment (PATH and LANG: no PYTHON* variable, so `-I` is not needed,
-and the jail's `sys.flags` show no isolated mode), so it holds nothing of this process. It is given three
+One server (`_zygote.py`) per parent process, started on first use as a fresh, plain `python3`
+(no option, so the jail's `sys.flags`, `site` and builtins are an ordinary interpreter's) with the
+start-up environment of a login (`SERVER_ENVIRONMENT`: no PYTHON* variable, so `-I` is not needed),
+so it holds nothing of this process. It is given three
 descriptors per run over a Unix socket and never the job itself (see `_zygote.py` for what a child
 can and cannot inherit). Many threads may use the server at once: a reader thread routes each
 "started"/"exited" message to the waiting run. Waits are events, not polling, and no signals are
@@ -57,6 +58,18 @@ def available() -> bool:
     return True
 
 
+# What a login's shell hands `python3` at start-up, as far as the interpreter's own configuration
+# reads it (locale and UTF-8 mode from LANG, the user site from HOME): the jail's flags and start-up
+# modules are those of `python3 main.py` typed there. The jail's full environment is `launch.environment`.
+SERVER_ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/home/dev"}
+
+
+def server_command(*arguments: str) -> list[str]:
+    """The fork server's command line: this interpreter, plain (no -S, -B or -I: each would show in
+    the jail's `sys.flags`), running `_zygote.py` with `arguments`."""
+    return [sys.executable, str(_ZYGOTE), *arguments]
+
+
 class ForkServer:
     """A running fork server; `run` starts one sandbox child and returns a handle to wait on."""
 
@@ -68,12 +81,12 @@ class ForkServer:
         confinement = "\0".join([policy[0], *policy[1]]).encode() if policy else b""
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-S", "-B", str(_ZYGOTE), str(theirs.fileno())],
+                server_command(str(theirs.fileno())),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 cwd="/",
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                env=SERVER_ENVIRONMENT,
                 pass_fds=(theirs.fileno(),),
                 start_new_session=True,
             )

@@ -11,20 +11,21 @@ which.
 from __future__ import annotations
 
 MEASURES: dict[str, str] = {
-    "pidns": "PID 1 of its own PID namespace: nothing outlives the run, no outside pid is visible",
+    "pidns": "a PID namespace of its own, below an init and a session-leading parent: nothing outlives the run, no outside pid is visible",
     "netns": "an empty network namespace",
     "tmpfs_workdir": "a size-limited tmpfs work dir in a private mount namespace (aggregate disk cap)",
+    "private_shm": "a size-limited /dev/shm of its own (POSIX semaphores and shared memory), shared with no one",
     "unprivileged_uid": "an unprivileged uid and gid of its own, no groups, no capabilities",
     "rlimits": "CPU seconds, address space, file size, descriptors, threads, no core dumps",
     "memory_cgroup": "a memory cgroup of its own: everything it holds (memfd, tmpfs and anonymous pages) within the limit",
     "pids_cgroup": "a pids cgroup of its own: at most `threads` threads besides its own",
     "landlock": "reads only the standard library and shared libraries",
-    "landlock_writes": "writes only in its work dir",
+    "landlock_writes": "writes only in its work dir and its private /dev/shm",
     "landlock_net": "no TCP bind or connect",
     "landlock_signal_scope": "no signals or abstract Unix sockets outside its own Landlock domain",
     "stdin_devnull": "fd 0 is /dev/null",
     "write_only_channel": "the reply descriptor is the write end of a pipe",
-    "seccomp": "no new processes, exec, ptrace, or signals outside the jail",
+    "seccomp": "no new processes, exec, ptrace, sockets (but a Unix stream socketpair), or signals outside the jail",
     "audit_hook": "records and refuses what the shield must see",
 }
 

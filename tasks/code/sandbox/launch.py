@@ -12,13 +12,9 @@ from __future__ import annotations
 import os
 import select
 import subprocess
-import sys
-from pathlib import Path
 from typing import Protocol
 
 from tasks.code.sandbox import forkserver
-
-_ZYGOTE = Path(__file__).with_name("_zygote.py")
 
 
 class Jail(Protocol):
@@ -33,11 +29,13 @@ class Jail(Protocol):
 
 
 # What a user's shell would hand a program it starts; the differential run's variant differs in
-# every value, so an answer that depends on any of them shows (`differential.py`).
+# every value, so an answer that depends on any of them shows (`differential.py`). Both LANGs name
+# the one locale every glibc system has (C.UTF-8, spelt two ways), so `setlocale(LC_ALL, "")`
+# succeeds in both runs.
 _ENVIRONMENTS = (
     {"HOME": "/home/dev", "USER": "dev", "LOGNAME": "dev", "SHELL": "/bin/bash", "LANG": "C.UTF-8",
      "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color"},
-    {"HOME": "/home/ci", "USER": "ci", "LOGNAME": "ci", "SHELL": "/bin/sh", "LANG": "en_US.UTF-8",
+    {"HOME": "/home/ci", "USER": "ci", "LOGNAME": "ci", "SHELL": "/bin/sh", "LANG": "C.utf8",
      "PATH": "/usr/bin:/bin:/usr/local/bin", "TERM": "dumb"},
 )
 
@@ -67,14 +65,14 @@ class _OneShot:
     def __init__(
         self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool, cgroup: tuple[int, int]
     ) -> None:
-        command = [sys.executable, "-S", "-B", str(_ZYGOTE), "--once", str(request_fd), str(reply_fd), str(stderr_fd)]
+        command = forkserver.server_command("--once", str(request_fd), str(reply_fd), str(stderr_fd))
         self.process = subprocess.Popen(
             [*command, str(int(variant)), str(cgroup[0]), str(cgroup[1])],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=stderr_fd,
             cwd="/",
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            env=forkserver.SERVER_ENVIRONMENT,
             pass_fds=(request_fd, reply_fd, stderr_fd),
             start_new_session=True,
         )

@@ -41,8 +41,9 @@ def test_isolation_is_complete() -> None:
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_jail_is_an_ordinary_process_below_an_init_in_its_own_namespace(launcher: str) -> None:
-    outcome, detail, isolation = _probe("return os.getpid(), os.getppid(), os.getpgrp()", (2, 1, 2), launcher)
+def test_jail_is_an_ordinary_process_below_a_session_leading_parent(launcher: str) -> None:
+    body = "return os.getpid() == os.getpgrp() > os.getppid() == os.getsid(0) >= 1000"
+    outcome, detail, isolation = _probe(body, True, launcher)
     _require(isolation, "pidns")
     assert outcome == "pass", detail
 
@@ -89,8 +90,9 @@ def test_the_request_pipe_holds_nothing_but_the_next_call() -> None:
 
 
 @pytest.mark.parametrize(
-    "call", ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "signal.signal(signal.SIGUSR1, print)"],
-    ids=["pidfd", "setuid", "chroot", "signal_handler"],
+    "call",
+    ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "__import__('socket').socketpair(1, 2)", "__import__('_socket').socket(1, 1)"],
+    ids=["pidfd", "setuid", "chroot", "datagram_socketpair", "unix_socket"],
 )
 def test_seccomp_refusals_below_the_audit_hook_kill_the_jail_and_are_recorded(call: str) -> None:
     """A refusal the candidate could catch would leave no record; a killed jail leaves one."""

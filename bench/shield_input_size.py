@@ -4,18 +4,26 @@ cap (`harness.shield.json_input.MAX_BYTES`), for each command and each way of fi
 Issue 19 asks that `verify`, `check` and `import` never spend more than 30 s on any one input file
 within the cap, and end at their documented exit status with at most one stderr line on bad input.
 Time on a trace grows with its events (every invariant is evaluated at every event: about 1 ms
-per event on the airline graph's 25), so a trace of 280,000 one-call messages would take minutes;
-the verifier's deadline (`VerifyOptions.deadline_s`) turns that into the trace's own
-`verification_deadline` violation. Each case here runs the real command in a subprocess and records
+per event on the airline graph's 25), so a trace of 528,000 one-call events would take minutes:
+the caps (`harness.shield.MAX_EVENTS`, the graph's) refuse such inputs before the work, the walk's
+budget (`invariants.WALK_BUDGET_S`) fails a trace closed with `verification_deadline`, and the
+worker's deadline (`watchdog.TRACE_DEADLINE_S`) ends an evaluation that does not return. Each case here runs the real command in a subprocess and records
 its wall time, exit status, stderr lines and summary:
 
-- `verify_tau_calls`: an imported τ-bench trace of one-call `think` messages, `--replay tau-bench`;
+- `verify_tau_calls`: an imported τ-bench trace of one-call `think` messages filling 64 MiB (refused
+  by the event cap), and `verify_tau_calls_at_cap` the same at the cap, `--replay tau-bench`;
 - `verify_tau_long_message`: the same trace's opening and one user message of ~60 MiB of text;
-- `verify_tau_batch`: a `.jsonl` of the 200 shipped τ traces, repeated up to the cap (honest work:
-  linear in its traces, each bounded on its own);
-- `import_tau_calls`: a τ-bench results file of one-call messages, `import tau-bench`;
-- `verify_follow_tau_calls`: the calls trace as JSONL events, `verify --follow` (the monitor);
-- `check_graph_invariants`: a graph whose global invariants fill the cap, `check`.
+- `verify_tau_batch`: a `.jsonl` of the 200 shipped τ traces repeated to 64 MiB (refused by the
+  event cap), and `verify_tau_batch_at_cap` as many as the cap holds;
+- `import_tau_calls`: a τ-bench results file of one-call messages, `import tau-bench`, and
+  `import_tau_batch` the shipped trials repeated to 64 MiB;
+- `verify_follow_tau_calls_at_cap`: the calls trace at the cap as JSONL events, `verify --follow`;
+- `verify_graph_at_cap_tau_calls_at_cap`: a graph of the longest expressions its caps allow, on the
+  calls trace at the event cap (the walk's budget ends it);
+- `verify_nested_comprehension`: one shipped trace against the airline graph plus one invariant of
+  eight nested comprehensions (the worker is killed at the per-trace deadline);
+- `check_graph_invariants`, `check_graph_nodes`: graphs whose invariants or nodes fill 64 MiB;
+  `check_graph_nodes_at_cap`: a chain of as many nodes as a graph may have.
 
     python bench/shield_input_size.py [--mib 63.5] [--only CASE ...]
 
@@ -207,6 +215,16 @@ def prepare(case: str, folder: Path, target: int, shipped: list[dict[str, Any]])
         graph_path.write_text(json.dumps({**base, "global_invariants": [*base["global_invariants"], *extra]}))
         path.write_text(fill_events(calls, MAX_EVENTS))
         return ["verify", "--graph", str(graph_path), "--trace", str(path), *replay]
+    if case == "verify_nested_comprehension":
+        # One invariant of eight nested comprehensions over ten numbers, read again at every event:
+        # about 40 s for one evaluation, in native code; the worker is killed at the per-trace deadline.
+        base = json.loads(GRAPH.read_text())
+        ten = "[0,1,2,3,4,5,6,7,8,9]"
+        nested = "event.index >= 0 && " + ten + "".join(f".all(x{depth}, {ten}" for depth in range(7)) + ".all(y, y >= 0)" + ")" * 7
+        graph_path = folder / "graph_nested.json"
+        graph_path.write_text(json.dumps({**base, "global_invariants": [*base["global_invariants"], nested]}))
+        path.write_text(json.dumps(trace_data(load_results_list(shipped, folder)[0])))
+        return ["verify", "--graph", str(graph_path), "--trace", str(path), *replay]
     if case == "check_graph_invariants":
         base = json.loads(GRAPH.read_text())
 
@@ -237,6 +255,7 @@ CASES = {
     "import_tau_calls": "results.json",
     "import_tau_batch": "results_batch.json",
     "verify_follow_tau_calls_at_cap": "follow.jsonl",
+    "verify_nested_comprehension": "shipped_trace.json",
     "check_graph_invariants": "graph.json",
     "check_graph_nodes": "graph_nodes.json",
     "check_graph_nodes_at_cap": "graph_nodes_at_cap.json",

@@ -32,6 +32,7 @@ from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
 from harness.shield.report import Finding, ShieldReport, VerifyOptions
+from harness.shield.watchdog import in_worker
 
 EXIT_UNVERIFIED = 3  # no violation, but not every trace was checked against the facts
 from harness.shield.static import check_graph
@@ -192,9 +193,13 @@ def _verify(args: argparse.Namespace) -> int:
     if args.replay:
         if args.llm_parser or args.labelled_steps:
             raise HarnessError("--llm-parser labels free-text steps; replayed traces have none, so it does not apply with --replay")
-        results = importers.verify_replayed(args.replay, graph, args.trace, options)
-    else:
+        results = in_worker(lambda: importers.verify_replayed(args.replay, graph, args.trace, options), args.trace)
+    elif args.llm_parser:  # a loaded model's threads do not survive a fork: verified here, without the deadline
         results = list(verify_path(graph, args.trace, _facts(args, graph), options, prepare=_llm_annotator(args, graph)))
+    else:
+        facts = _facts(args, graph)
+        prepare = _llm_annotator(args, graph)
+        results = in_worker(lambda: verify_path(graph, args.trace, facts, options, prepare=prepare), args.trace)
     reports = [report for _, report in results]
     if args.format == "json":
         if single:

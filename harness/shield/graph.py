@@ -168,7 +168,8 @@ def _within_caps(data: Any, source: str) -> None:
     walk it (building a million nodes costs half a minute on its own)."""
     if not isinstance(data, dict):
         return
-    nodes = data.get("nodes") if isinstance(data.get("nodes"), list) else []
+    listed = data.get("nodes")
+    nodes: list[Any] = listed if isinstance(listed, list) else []
     if len(nodes) > MAX_NODES:
         raise HarnessError(f"{source}: invalid graph: {len(nodes):,} nodes, more than the {MAX_NODES:,} a graph may have")
 

@@ -228,3 +228,21 @@ def test_hostile_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None
     assert NAMED.get(case, "") in result.stderr
     assert len(result.stderr) < 1000, result.stderr[:300]  # what the input holds is not repeated back
     assert _snapshot(tmp_path) == before
+
+
+def test_an_evaluation_that_does_not_return_ends_verify_at_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A graph `check` calls clean, one invariant of seven nested comprehensions over ten numbers
+    (11 s per evaluation, in native code no timer in the process can stop), and an honest trace:
+    the worker that verifies is killed at the per-trace deadline, one line, exit 2, nothing printed."""
+    from harness.shield import watchdog
+    from harness.shield.__main__ import main
+
+    files = _good(tmp_path)
+    nested = "[0,1,2,3,4,5,6,7,8,9]" + "".join(f".all(x{depth}, [0,1,2,3,4,5,6,7,8,9]" for depth in range(6)) + ".all(y, y >= 0)" + ")" * 6
+    slow = _graph(tmp_path, lambda data: data["global_invariants"].append(nested), name="nested.json")
+    monkeypatch.setattr(watchdog, "TRACE_DEADLINE_S", 1.0)
+    assert main(["verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["facts"]]) == 0  # in time
+    capsys.readouterr()
+    assert main(["verify", "--graph", slow, "--trace", files["trace"], "--facts", files["facts"]]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"error: {files['trace']}: trace 1 ran past 1 s of verification (an invariant's evaluation did not return)\n"

@@ -144,3 +144,21 @@ def test_a_server_lost_between_batches_keeps_count_of_what_it_stored(mlflow_serv
     mlflow.set_tracking_uri(mlflow_server.url)
     stored = mlflow.search_traces(locations=[experiment], run_id=run_id, return_type="list")
     assert sorted(t.info.trace_id for t in stored) == sorted(writer.logged)
+
+
+def test_a_file_store_gets_each_traces_spans_as_its_artifact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `file:` store has no span logging: the writer falls back to the trace's artifact, batch after batch."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = f"file://{tmp_path / 'mlruns'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("file-store")
+    run_id = client.create_run(experiment).info.run_id
+    writer = TraceWriter(uri, experiment, batch_traces=2)
+    for i in range(3):
+        writer.add(_built(experiment, run_id, f"p{i} / c1"))
+    writer.close()
+    assert writer.failure is None and len(writer.logged) == 3
+    mlflow.set_tracking_uri(uri)
+    stored = mlflow.search_traces(locations=[experiment], run_id=run_id, return_type="list")
+    assert sorted(sorted(s.name for s in t.data.spans) for t in stored) == [["audit", "judge.judge-a", f"p{i} / c1"] for i in range(3)]
+    assert all(len(t.info.assessments) == 2 for t in stored)

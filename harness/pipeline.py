@@ -313,7 +313,7 @@ def run(config: RunConfig, stop: threading.Event | None = None) -> RunResult:
     cache.close()
     print(summary_table(summary, f"{task.name} best-of-N audit | judge={config.judge.name} | protocol={protocol.name}"))
     print(f"outputs: {output_dir}" + (f"  mlflow run: {tracked.run_id}" if tracked.mode == "online" else ""))
-    notice = tracked.notice()
+    notice = tracked.notice(summary.get("traces.not_logged", 0))
     if notice:
         print(notice)
     return RunResult(summary=summary, output_dir=output_dir, mlflow_run_id=tracked.run_id if tracked.mode == "online" else None)

@@ -32,7 +32,7 @@ from harness.config import RunConfig
 from harness.core import HarnessError
 from harness.metrics import format_version
 
-COUNTERS = ("judge_calls", "cache_hits", "generator_calls", "generator_cache_hits", "traces.logged", "traces.seconds")
+COUNTERS = ("judge_calls", "cache_hits", "generator_calls", "generator_cache_hits", "traces.logged", "traces.not_logged", "traces.seconds")
 log = logging.getLogger(__name__)
 
 

@@ -13,8 +13,8 @@ from the candidate), never the ground truth, and nothing an anchor produced ente
 
 Traces are linked to the run (`mlflow.sourceRun`) and tagged with the candidate's content hash, so
 a human label given on one run's trace is found again for the same candidate in a rerun on the same
-pool. They are built in this process and exported by MLflow's asynchronous trace queue, flushed every
-`FLUSH_EVERY` traces (the queue drops traces when it is full) and once at the end.
+pool. They are built in memory in this process (`harness.trace_build`) and written to the store in
+batches (`harness.trace_export`); only traces the store acknowledged count as logged.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from typing import Any
 
 from harness.core import PublicProblem
 from harness.selection import CandidateRecord, ProblemResult
+from harness.trace_build import TraceBuilder
+from harness.trace_export import TraceWriter
 from tasks import AnchorStore
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,6 @@ CANDIDATE_TAG = "harness.candidate_id"
 TASK_TAG = "harness.task"
 SHIELD_SOURCE = "harness.shield"
 AUDIT_SOURCE = "harness.audit"
-FLUSH_EVERY = 500  # below MLflow's async queue size (1,000): a full queue discards traces
 MAX_TEXT_CHARS = 20_000  # a span input or output longer than this is cut (the run's files keep it whole)
 
 
@@ -62,6 +63,21 @@ class TracedCandidate:
     trace_id: str
 
 
+@dataclass(frozen=True)
+class TraceLog:
+    """What logging a run's traces came to: the traces the store acknowledged, out of `candidates`;
+    `failure` is why the rest were not logged (the store's first error), None when all were."""
+
+    traced: tuple[TracedCandidate, ...]
+    candidates: int
+    seconds: float
+    failure: str | None
+
+    @property
+    def not_logged(self) -> int:
+        return self.candidates - len(self.traced)
+
+
 def read_prompts(prompt_log: Path) -> dict[tuple[str, str, str], str]:
     """The prompt each judge was sent, by (judge, problem id, candidate id), from the run's prompts.jsonl."""
     prompts: dict[tuple[str, str, str], str] = {}
@@ -80,12 +96,11 @@ def _cut(text: str | None) -> str | None:
     return text[:MAX_TEXT_CHARS] + f"... [{len(text) - MAX_TEXT_CHARS} more characters in the run's files]"
 
 
-def _judge_spans(record: CandidateRecord, problem_id: str, prompts: Mapping[tuple[str, str, str], str]) -> None:
-    import mlflow
+def _judge_spans(trace: TraceBuilder, record: CandidateRecord, problem_id: str, prompts: Mapping[tuple[str, str, str], str]) -> None:
     from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, SpanType
 
     for member, verdict in record.verdicts.items():
-        with mlflow.start_span(name=f"judge.{member}", span_type=SpanType.LLM) as span:
+        with trace.span(f"judge.{member}", span_type=SpanType.LLM) as span:
             span.set_inputs({"prompt": _cut(prompts.get((member, problem_id, record.candidate.candidate_id)))})
             span.set_outputs({"output": _cut(verdict.raw_text), "score": verdict.score})
             span.set_attributes(
@@ -99,15 +114,14 @@ def _judge_spans(record: CandidateRecord, problem_id: str, prompts: Mapping[tupl
                     "cached": verdict.cached,
                 }
             )
-            mlflow.log_feedback(
-                trace_id=span.trace_id,
-                name=f"judge.{member}",
-                value=verdict.score,
+            trace.feedback(
+                f"judge.{member}",
+                verdict.score,
                 error=None if verdict.score is not None else AssessmentError(error_code="UNSCORED", error_message=verdict.reason or "unscored"),
                 source=AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=member),
                 rationale=_cut(verdict.raw_text),
                 metadata={"protocol": verdict.protocol, "template_hash": verdict.template_hash},
-                span_id=span.span_id,
+                span=span,
             )
 
 
@@ -127,14 +141,13 @@ def _violation_event(violation: Any) -> Any:
     return SpanEvent(name=violation.kind, attributes=attributes)  # type: ignore[abstract]  # MLflow's entity stub marks from_proto abstract
 
 
-def _shield_spans(record: CandidateRecord) -> None:
-    import mlflow
+def _shield_spans(trace: TraceBuilder, record: CandidateRecord) -> None:
     from mlflow.entities import AssessmentSource, AssessmentSourceType
 
     report = record.shield
     if report is None:
         return
-    with mlflow.start_span(name="shield") as shield:
+    with trace.span("shield") as shield:
         shield.set_attributes(
             {
                 "verdict": report.verdict,
@@ -147,31 +160,29 @@ def _shield_spans(record: CandidateRecord) -> None:
         )
         shield.set_outputs({"verdict": report.verdict, "compliance": report.compliance, "violations": len(report.violations)})
         for stage in report.stages_run:
-            with mlflow.start_span(name=f"shield.{stage}") as span:
+            with trace.span(f"shield.{stage}", parent=shield) as span:
                 found = [v for v in report.violations if v.stage == stage]
                 span.set_attributes({"stage": stage, "timing_ms": report.timings_ms.get(stage, 0.0), "violations": len(found)})
                 span.set_outputs({"violations": [v.model_dump(mode="json") for v in found]})
                 for violation in found:
                     span.add_event(_violation_event(violation))
         code = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=SHIELD_SOURCE)
-        mlflow.log_feedback(
-            trace_id=shield.trace_id,
-            name="shield.verdict",
-            value=report.verdict,
+        trace.feedback(
+            "shield.verdict",
+            report.verdict,
             source=code,
             rationale="; ".join(f"{v.kind}: {v.message}" for v in report.violations[:20]) or None,
-            span_id=shield.span_id,
+            span=shield,
         )
-        mlflow.log_feedback(trace_id=shield.trace_id, name="shield.compliance", value=report.compliance, source=code, span_id=shield.span_id)
+        trace.feedback("shield.compliance", report.compliance, source=code, span=shield)
 
 
-def _audit_span(record: CandidateRecord, attack: str | None) -> None:
+def _audit_span(trace: TraceBuilder, record: CandidateRecord, attack: str | None) -> None:
     """The auditor's record: what the checker found, never the anchor it checked against."""
-    import mlflow
     from mlflow.entities import AssessmentSource, AssessmentSourceType
 
     outcome = record.outcome
-    with mlflow.start_span(name="audit") as span:
+    with trace.span("audit") as span:
         found = {
             "anchor_correct": outcome.correct,
             "outcome": outcome.outcome,
@@ -181,12 +192,11 @@ def _audit_span(record: CandidateRecord, attack: str | None) -> None:
         }
         span.set_outputs(found)
         span.set_attributes({key: value for key, value in found.items() if value is not None})
-        mlflow.log_feedback(
-            trace_id=span.trace_id,
-            name="anchor.correct",
-            value=outcome.correct,
+        trace.feedback(
+            "anchor.correct",
+            outcome.correct,
             source=AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=AUDIT_SOURCE),
-            span_id=span.span_id,
+            span=span,
         )
 
 
@@ -210,7 +220,7 @@ def _evidence(record: CandidateRecord, result: ProblemResult, index: int) -> dic
     return evidence
 
 
-def _log_one(
+def _build_one(
     problem: PublicProblem,
     result: ProblemResult,
     index: int,
@@ -221,33 +231,24 @@ def _log_one(
     experiment_id: str,
     prompts: Mapping[tuple[str, str, str], str],
     anchors: AnchorStore[Any],
-) -> str:
-    import mlflow
-    from mlflow.entities.trace_location import MlflowExperimentLocation
-
+) -> Any:
+    """The candidate's trace, built in memory (an `mlflow.entities.Trace`, not yet written)."""
     record = result.candidates[index]
     candidate = record.candidate
-    with mlflow.start_span(
-        name=f"{problem.problem_id} / {candidate.candidate_id}",
-        span_type="CHAIN",
-        trace_destination=MlflowExperimentLocation(experiment_id=experiment_id),
-        run_id=run_id,
-    ) as root:
-        root.set_inputs({"problem": _cut(problem.question), "candidate": _cut(candidate.text)})
-        root.set_outputs(_evidence(record, result, index))
-        mlflow.update_current_trace(
-            tags={
-                CANDIDATE_HASH_TAG: candidate_hash(problem.problem_id, candidate.text),
-                RUN_UID_TAG: run_uid,
-                PROBLEM_TAG: problem.problem_id,
-                CANDIDATE_TAG: candidate.candidate_id,
-                TASK_TAG: task,
-            }
-        )
-        _judge_spans(record, problem.problem_id, prompts)
-        _shield_spans(record)
-        _audit_span(record, anchors.planted_kind(result.problem_id, candidate.candidate_id))
-        return root.trace_id
+    tags = {
+        CANDIDATE_HASH_TAG: candidate_hash(problem.problem_id, candidate.text),
+        RUN_UID_TAG: run_uid,
+        PROBLEM_TAG: problem.problem_id,
+        CANDIDATE_TAG: candidate.candidate_id,
+        TASK_TAG: task,
+    }
+    trace = TraceBuilder(f"{problem.problem_id} / {candidate.candidate_id}", experiment_id=experiment_id, run_id=run_id, tags=tags, span_type="CHAIN")
+    trace.root.set_inputs({"problem": _cut(problem.question), "candidate": _cut(candidate.text)})
+    trace.root.set_outputs(_evidence(record, result, index))
+    _judge_spans(trace, record, problem.problem_id, prompts)
+    _shield_spans(trace, record)
+    _audit_span(trace, record, anchors.planted_kind(result.problem_id, candidate.candidate_id))
+    return trace.finish()
 
 
 def log_traces(
@@ -255,32 +256,34 @@ def log_traces(
     results: Sequence[ProblemResult],
     *,
     task: str,
+    tracking_uri: str,
     run_id: str,
     run_uid: str,
     experiment_id: str,
     prompt_log: Path,
     anchors: AnchorStore[Any],
-) -> tuple[list[TracedCandidate], float]:
-    """Log a trace for every candidate of `results` and wait until MLflow has them all.
-
-    Returns where each trace is, and the seconds spent (building and exporting)."""
-    import mlflow
-
+) -> TraceLog:
+    """Build a trace for every candidate of `results` and write them in batches; stops at the store's first failure."""
     started = time.perf_counter()
     prompts = read_prompts(prompt_log)
-    traced: list[TracedCandidate] = []
+    writer = TraceWriter(tracking_uri, experiment_id)
+    built: dict[str, TracedCandidate] = {}
     for problem_index, (problem, result) in enumerate(zip(problems, results)):
         for index, record in enumerate(result.candidates):
-            trace_id = _log_one(
+            if writer.failure is not None:
+                break
+            trace = _build_one(
                 problem, result, index, task=task, run_id=run_id, run_uid=run_uid, experiment_id=experiment_id, prompts=prompts, anchors=anchors
             )
             candidate = record.candidate
-            traced.append(
-                TracedCandidate(problem_index, index, problem.problem_id, candidate.candidate_id, candidate_hash(problem.problem_id, candidate.text), trace_id)
+            built[trace.info.trace_id] = TracedCandidate(
+                problem_index, index, problem.problem_id, candidate.candidate_id, candidate_hash(problem.problem_id, candidate.text), trace.info.trace_id
             )
-            if len(traced) % FLUSH_EVERY == 0:
-                mlflow.flush_trace_async_logging()
-    mlflow.flush_trace_async_logging()
+            writer.add(trace)
+    writer.close()
     seconds = time.perf_counter() - started
-    log.info("MLflow: %d traces logged in %.1f s", len(traced), seconds)
-    return traced, seconds
+    traced = tuple(built[trace_id] for trace_id in writer.logged)
+    candidates = sum(len(result.candidates) for result in results)
+    if writer.failure is None:
+        log.info("MLflow: %d traces logged in %.1f s", len(traced), seconds)
+    return TraceLog(traced=traced, candidates=candidates, seconds=seconds, failure=writer.failure)

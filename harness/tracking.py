@@ -210,6 +210,14 @@ class TrackedRun:
         finally:
             retries.setLevel(level)
 
+    def lost(self, what: str, gist: str) -> None:
+        """Record a failure a caller met talking to MLflow itself (the trace export): the run goes
+        offline as if `_send` had failed, so nothing more is sent and the rest goes to `mlflow_pending/`."""
+        if self.mode != "online":
+            return
+        self.mode = "offline"
+        self.offline_reason = f"while {what} ({gist})"
+
     def _open_run_id(self) -> str:
         """The MLflow run's id, for the calls `_send` makes: those run only while online, which after
         `open` means the run was created (a failure to create it turns the tracker offline)."""
@@ -282,12 +290,14 @@ class TrackedRun:
         )
         pending.write(self.output_dir, record)
 
-    def notice(self) -> str | None:
-        """The one line a run ends with when MLflow missed it, naming the command that uploads it."""
+    def notice(self, traces_not_logged: int = 0) -> str | None:
+        """The one line a run ends with when MLflow missed it, naming the command that uploads it
+        (and how many traces MLflow did not get: `harness.sync` does not replay traces)."""
         if self.mode != "offline":
             return None
+        traces = f"; {traces_not_logged} traces were not logged (harness.sync does not upload traces)" if traces_not_logged else ""
         return (
-            f"mlflow: {self.config.uri} failed {self.offline_reason}; params, tags, metrics and artifacts are kept in "
+            f"mlflow: {self.config.uri} failed {self.offline_reason}{traces}; params, tags, metrics and artifacts are kept in "
             f"{self.output_dir / pending.DIRNAME} - upload them with: python -m harness.sync {self.output_dir}"
         )
 

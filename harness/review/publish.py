@@ -63,15 +63,20 @@ def record_review(
     output_dir: Path,
     prompt_log: Path,
 ) -> tuple[dict[str, Any], list[Path]]:
-    """Log the traces and fill the review queue; returns the metrics (`traces.*`, `review.*`) and files written."""
-    if not config.tracking.traces or tracked.mode != "online" or tracked.run_id is None or tracked.experiment_id is None:
-        if config.review.enabled and tracked.mode != "disabled":
-            log.warning("review: no queue for this run (%s)", "tracking.traces=off" if not config.tracking.traces else "MLflow is not reachable")
+    """Log the traces and fill the review queue; returns the metrics (`traces.*`, `review.*`) and files written.
+
+    With traces on and MLflow unreachable (before or during the export), the summary says how many
+    traces were not logged (`traces.not_logged`); `harness.sync` does not replay them (docs/review.md)."""
+    if not config.tracking.traces or tracked.mode == "disabled":
         return {}, []
+    if tracked.mode != "online" or tracked.run_id is None or tracked.experiment_id is None:
+        if config.review.enabled:
+            log.warning("review: no queue for this run (MLflow is not reachable)")
+        return {"traces.logged": 0, "traces.not_logged": sum(len(result.candidates) for result in results)}, []
     try:
-        return _record(config, task, problems, results, tracked.run_id, tracked.experiment_id, tracked.run_uid, output_dir, prompt_log)
+        return _record(config, task, problems, results, tracked, output_dir, prompt_log)
     except tracking_failures() as error:
-        log.warning("review: MLflow failed while logging traces or the review queue (%s); the run's other records are kept", failure_gist(error))
+        log.warning("review: MLflow failed while filling the review queue (%s); the run's other records are kept", failure_gist(error))
         return {}, []
 
 
@@ -80,19 +85,25 @@ def _record(
     task: TaskData,
     problems: Sequence[PublicProblem],
     results: Sequence[ProblemResult],
-    run_id: str,
-    experiment_id: str,
-    run_uid: str,
+    tracked: TrackedRun,
     output_dir: Path,
     prompt_log: Path,
 ) -> tuple[dict[str, Any], list[Path]]:
-    traced, seconds = log_traces(
-        problems, results, task=task.name, run_id=run_id, run_uid=run_uid, experiment_id=experiment_id, prompt_log=prompt_log, anchors=task.anchors
+    run_id, experiment_id = tracked.run_id, tracked.experiment_id
+    assert run_id is not None and experiment_id is not None  # record_review checked: the run is online
+    logged = log_traces(
+        problems, results, task=task.name, tracking_uri=config.tracking.uri, run_id=run_id, run_uid=tracked.run_uid,
+        experiment_id=experiment_id, prompt_log=prompt_log, anchors=task.anchors,
     )
-    metrics: dict[str, Any] = {"traces.logged": len(traced), "traces.seconds": round(seconds, 3)}
+    metrics: dict[str, Any] = {"traces.logged": len(logged.traced), "traces.not_logged": logged.not_logged, "traces.seconds": round(logged.seconds, 3)}
+    if logged.failure is not None:
+        tracked.lost("logging traces", logged.failure)
+        if config.review.enabled:
+            log.warning("review: no queue for this run (MLflow failed while logging traces)")
+        return metrics, []
     if not config.review.enabled:
         return metrics, []
-    where = {(t.problem_index, t.candidate_index): t for t in traced}
+    where = {(t.problem_index, t.candidate_index): t for t in logged.traced}
     items = review_items(
         results,
         threshold=config.judge.threshold,

@@ -135,7 +135,7 @@ def dominators(edges: Edges, start: str, budget: Budget | None = None) -> dict[s
     return idom
 
 
-class _DominatorTree:
+class DominatorTree:
     """The dominator tree numbered once (pre-order intervals, depths), so "A dominates B" is two
     comparisons and no set of dominators is ever built per node."""
 
@@ -256,7 +256,7 @@ def _reachability_findings(graph: StateGraph, edges: Edges, goals: frozenset[str
     return findings
 
 
-def _bypass_candidates(edges: Edges, tree: _DominatorTree, guards: list[str], reaches_goal: set[str]) -> list[str]:
+def _bypass_candidates(edges: Edges, tree: DominatorTree, guards: list[str], reaches_goal: set[str]) -> list[str]:
     """The reachable guards that may be bypassed: those whose dominator subtree has an edge leaving it
     towards a node that reaches a goal (a guard without one can only lead to goals it dominates).
     One pass over the edges and one over the tree; a necessary condition, confirmed per candidate."""
@@ -282,7 +282,7 @@ def _goals_other_than(state: str, live_goals: set[str]) -> Callable[[str], bool]
     return lambda node: node in live_goals and node != state
 
 
-def _goals_not_dominated_by(state: str, live_goals: set[str], tree: _DominatorTree) -> Callable[[str], bool]:
+def _goals_not_dominated_by(state: str, live_goals: set[str], tree: DominatorTree) -> Callable[[str], bool]:
     return lambda node: node in live_goals and not tree.dominates(state, node)
 
 
@@ -293,7 +293,7 @@ def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budg
         idom = dominators(edges, start, budget)
     except BudgetExhausted:
         return [_incomplete(budget, "the dominator tree", [])]
-    tree = _DominatorTree(idom, start)
+    tree = DominatorTree(idom, start)
     live_goals = {goal for goal in goals if goal in idom}
     goals_below = tree.subtree_sums({goal: 1 for goal in live_goals})
     reaches_goal = _reachable(_reverse(edges), goals)
@@ -371,7 +371,7 @@ def _reachable_within(reverse: Mapping[str, list[str]], goal: str, budget: Budge
     return seen
 
 
-def _bypassed_goals(edges: Edges, tree: _DominatorTree, guard: str, live_goals: set[str], budget: Budget) -> set[str]:
+def _bypassed_goals(edges: Edges, tree: DominatorTree, guard: str, live_goals: set[str], budget: Budget) -> set[str]:
     """Goals reachable from `guard` that it does not dominate (a route reaches them around it)."""
     found: set[str] = set()
     seen = {guard}

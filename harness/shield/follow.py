@@ -9,6 +9,12 @@ printed as soon as it is decided, one line each, flushed; `--stop-on-first` exit
 a caller can stop its agent. Otherwise the final report follows (the batch report of the whole
 trace) and the exit code is verify's: 0 pass, 1 violation, 2 bad input (one line naming the line).
 
+Bad input besides a bad line (exit 2): a directory or any error reading the input; a line past
+`MAX_BYTES`, checked before it is buffered (the input is split in time linear in its size); a
+followed regular file that shrinks below what was read, is replaced or removed at its path, or whose
+first `PREFIX_BYTES` change (checked at each end of file); an `--idle-timeout` that is not a number
+of seconds in (0, `MAX_IDLE_TIMEOUT_S`].
+
 Facts: `--facts F.json` are known from the start (invariants decided at each event); `--facts-db
 D.sqlite` is read when input ends, and `--replay FORMAT` replays the trace's calls then (checks that
 read a fact are decided at the end; those that read none, at each event).

@@ -7,9 +7,11 @@ trace's missing transitions become `unexpected_transition` findings (review seve
 not zeroed and the verdict stays pass) only when all of these hold:
 - against the patched graph the trace passes every stage: every invariant, pre- and postcondition
   holds against the facts, every required state is visited, the path ends in a goal;
-- the added moves skip no required state or guard: every required state and every node with a
-  postcondition that dominated a goal (every route from the start to it passed there) still does
-  in the patched graph, so no goal can now be entered without its required states (`weakened`).
+- the added moves skip no guard (`weakened`): a guard is every required state and every node with
+  an invariant, a precondition or a postcondition. No goal the start could reach only through some
+  guard becomes reachable past none (a cut over the whole guard set, so two guarded routes of which
+  neither dominates the goal alone still protect it), and every guard on all routes to a goal (a
+  dominator) still is. When the dominator analysis runs out of its budget the move is refused.
 Anything else (another violation kind beside the missing move, an invariant that fails once the
 move is allowed, a move around a required state or guard) leaves the original report untouched:
 the missing transition stays a violation.
@@ -25,6 +27,7 @@ Severity: `unexpected_transition` is not a `Violation` (those zero compliance); 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,7 +36,7 @@ from harness.shield.compiled import compile_graph
 from harness.shield.graph import StateGraph
 from harness.shield.parser import derive_states
 from harness.shield.report import ShieldReport
-from harness.shield.static import dominators
+from harness.shield.static import SEARCH_BUDGET, Budget, BudgetExhausted, dominators
 from harness.shield.trace import Trace
 
 Edge = tuple[str, str]
@@ -80,12 +83,37 @@ def with_transitions(graph: StateGraph, edges: Iterable[Edge]) -> StateGraph:
     return StateGraph.model_validate(data)
 
 
-def _protected(graph: StateGraph) -> set[tuple[str, str]]:
-    """(node, goal) pairs where a required state or a guard (a node with a postcondition) dominates
-    a goal: every route from the start to the goal passes through it."""
+def guards(graph: StateGraph) -> frozenset[str]:
+    """The nodes a patch must not let a route around: every required state and every node with an
+    invariant, a precondition or a postcondition (each checks something when a route passes there)."""
+    checked = {node.node_id for node in graph.nodes if node.invariant or node.precondition or node.postcondition}
+    return frozenset(checked | set(graph.required_states))
+
+
+def _open_goals(graph: StateGraph, blocked: frozenset[str]) -> set[str]:
+    """Goals a route from the start reaches passing no node of `blocked` on the way (the start and
+    the goal itself do not count): one breadth-first search, linear in the graph."""
+    edges = {node.node_id: node.next_allowed for node in graph.nodes}
+    goals = set(graph.goals())
+    seen = {graph.initial_state}
+    queue = deque(seen)
+    reached = set()
+    while queue:
+        node = queue.popleft()
+        for nxt in edges.get(node, ()):
+            if nxt in goals:
+                reached.add(nxt)
+            if nxt not in seen and nxt not in blocked:
+                seen.add(nxt)
+                queue.append(nxt)
+    return reached
+
+
+def _dominated(graph: StateGraph, watched: frozenset[str], budget: Budget) -> set[tuple[str, str]]:
+    """(node, goal) pairs where a watched node dominates a goal: every route from the start to the
+    goal passes through it."""
     edges = {node.node_id: tuple(node.next_allowed) for node in graph.nodes}
-    idom = dominators(edges, graph.initial_state)
-    watched = set(graph.required_states) | {node.node_id for node in graph.nodes if node.postcondition}
+    idom = dominators(edges, graph.initial_state, budget)
     pairs = set()
     for goal in graph.goals():
         if goal not in idom:
@@ -93,15 +121,28 @@ def _protected(graph: StateGraph) -> set[tuple[str, str]]:
         node = goal
         while idom[node] != node:
             node = idom[node]
+            budget.spend()
             if node in watched:
                 pairs.add((node, goal))
     return pairs
 
 
 def weakened(original: StateGraph, patched: StateGraph) -> list[str]:
-    """What the patch lets a route avoid: 'R before G' for each required state or guard R that
-    dominated goal G and no longer does (empty: the patch weakens nothing)."""
-    return [f"{node} before {goal}" for node, goal in sorted(_protected(original) - _protected(patched))]
+    """What the patch lets a route avoid (empty: the patch weakens nothing). Two tests over the
+    original graph's guards (`guards`):
+    - the cut: 'every guard before G' for each goal G the start now reaches past no guard at all
+      and did not before (two guarded routes of which neither dominates G alone count together);
+    - dominance: 'R before G' for each guard R that was on every route to G and no longer is.
+    The dominator analysis spends from the static analysis' budget; when it runs out, the patch is
+    refused (one entry saying so), never accepted undecided."""
+    watched = guards(original)
+    lost = [f"every guard before {goal}" for goal in sorted(_open_goals(patched, watched) - _open_goals(original, watched))]
+    budget = Budget(SEARCH_BUDGET)
+    try:
+        before, after = _dominated(original, watched, budget), _dominated(patched, watched, budget)
+    except BudgetExhausted:
+        return [*lost, f"a guard before a goal (undecided: the dominator analysis ran past its budget of {SEARCH_BUDGET:,} steps)"]
+    return [*lost, *(f"{node} before {goal}" for node, goal in sorted(before - after))]
 
 
 def _missing(graph: StateGraph, trace: Trace, report: ShieldReport) -> list[tuple[Edge, int]] | None:

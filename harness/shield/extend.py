@@ -7,9 +7,10 @@ A patches file (`verify --dynamic --patches-out P.json` writes one, every patch 
 
 The only operation is `add_transition`: a patch cannot remove a required state, a node, a goal or
 an invariant. `extend` applies the accepted ones, refuses (exit 2) a patch naming a node the graph
-lacks, a file for another task, or an accepted set that would let a route skip a required state or
-guard on its way to a goal (`dynamic.weakened`), writes the extended graph to a new file and runs
-`check` on it.
+lacks, a file for another task, or an accepted set that would let a route skip a guard (a required
+state, or a node with an invariant, a precondition or a postcondition) on its way to a goal, or
+whose effect the dominator analysis could not decide within its budget (`dynamic.weakened`); it
+writes the extended graph to a new file and runs `check` on it.
 """
 
 from __future__ import annotations
@@ -82,5 +83,5 @@ def extend(graph: StateGraph, patches: Patches, source: str) -> tuple[StateGraph
     extended = with_transitions(graph, [(patch.source, patch.target) for patch in accepted])
     lost = weakened(graph, extended)
     if lost:
-        raise HarnessError(f"{source}: the accepted patches would let a route skip {lost[0]}; a patch may not weaken the graph")
+        raise HarnessError(f"{source}: the accepted patches would let a route skip {lost[0]}; a patch may not weaken the graph (refused, nothing written)")
     return extended, accepted

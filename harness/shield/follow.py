@@ -9,6 +9,12 @@ printed as soon as it is decided, one line each, flushed; `--stop-on-first` exit
 a caller can stop its agent. Otherwise the final report follows (the batch report of the whole
 trace) and the exit code is verify's: 0 pass, 1 violation, 2 bad input (one line naming the line).
 
+Bad input besides a bad line (exit 2): a directory or any error reading the input; a line past
+`MAX_BYTES`, checked before it is buffered (the input is split in time linear in its size); a
+followed regular file that shrinks below what was read, is replaced or removed at its path, or whose
+first `PREFIX_BYTES` change (checked at each end of file); an `--idle-timeout` that is not a number
+of seconds in (0, `MAX_IDLE_TIMEOUT_S`].
+
 Facts: `--facts F.json` are known from the start (invariants decided at each event); `--facts-db
 D.sqlite` is read when input ends, and `--replay FORMAT` replays the trace's calls then (checks that
 read a fact are decided at the end; those that read none, at each event).
@@ -38,27 +44,91 @@ from harness.shield.trace import Trace, TraceEvent, parse_trace
 # format -> (module, function(trace) -> facts): the facts of replaying a finished trace's calls.
 REPLAY_FACTS: dict[str, tuple[str, str]] = {"tau-bench": ("tasks.tau_airline.policy", "facts_for_trace")}
 POLL_S = 0.05
+MAX_IDLE_TIMEOUT_S = 86_400.0  # a day: any longer wait is a monitor that never ends
+PREFIX_BYTES = 1 << 16  # the start of a followed file, compared at each poll to notice a rewrite
 
 
-def _chunks(fd: int, regular: bool, idle_timeout: float | None) -> Iterator[bytes]:
+class _Followed:
+    """A regular file being appended to: refuses (bad input) a file that shrinks below what was
+    read, is replaced (another inode at the path), or whose first bytes change (rewritten)."""
+
+    def __init__(self, path: str, fd: int, named: bool) -> None:
+        self.path, self.fd, self.named = path, fd, named  # named: a path to watch (stdin has none)
+        status = os.fstat(fd)
+        self.identity = (status.st_dev, status.st_ino)
+        self.offset = 0
+        self.prefix = b""
+
+    def read(self) -> bytes:
+        data = os.read(self.fd, 1 << 16)
+        if len(self.prefix) < PREFIX_BYTES:
+            self.prefix += data[: PREFIX_BYTES - len(self.prefix)]
+        self.offset += len(data)
+        return data
+
+    def unchanged(self) -> None:
+        """At end of file: raise when the file is no longer the one whose bytes were read."""
+        if os.fstat(self.fd).st_size < self.offset:
+            raise HarnessError(f"{self.path}: the followed file shrank below the {self.offset:,} bytes already read (truncated or rewritten)")
+        if self.named:
+            try:
+                status = os.stat(self.path)
+            except OSError:
+                raise HarnessError(f"{self.path}: the followed file was removed or renamed while it was read") from None
+            if (status.st_dev, status.st_ino) != self.identity:
+                raise HarnessError(f"{self.path}: the followed file was replaced by another file while it was read")
+        if os.pread(self.fd, len(self.prefix), 0) != self.prefix:
+            raise HarnessError(f"{self.path}: the followed file was rewritten (its first bytes changed) while it was read")
+
+
+def _chunks(fd: int, followed: _Followed | None, idle_timeout: float | None) -> Iterator[bytes]:
     last = time.monotonic()
     while True:
-        if not regular and idle_timeout is not None:
+        if followed is None and idle_timeout is not None:
             ready, _, _ = select.select([fd], [], [], max(0.0, idle_timeout - (time.monotonic() - last)))
             if not ready:
                 return
-        data = os.read(fd, 1 << 16)
+        data = followed.read() if followed is not None else os.read(fd, 1 << 16)
         if data:
             last = time.monotonic()
             yield data
             continue
-        if not regular or idle_timeout is None or time.monotonic() - last >= idle_timeout:
+        if followed is not None:
+            followed.unchanged()
+        if followed is None or idle_timeout is None or time.monotonic() - last >= idle_timeout:
             return
         time.sleep(POLL_S)
 
 
+def _split(chunks: Iterator[bytes], path: str) -> Iterator[tuple[int, bytes]]:
+    """Lines of the chunks, each line's length checked before it is buffered (work linear in the
+    input: a chunk is searched for newlines once, never the buffer again)."""
+    pending: list[bytes] = []
+    held, number = 0, 0
+    for data in chunks:
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            piece = data[start:] if newline < 0 else data[start:newline]
+            if held + len(piece) > MAX_BYTES:
+                raise HarnessError(f"{path}:{number + 1}: line longer than {MAX_BYTES} bytes")
+            if newline < 0:
+                pending.append(piece)
+                held += len(piece)
+                break
+            raw = b"".join((*pending, piece))
+            pending, held, start = [], 0, newline + 1
+            number += 1
+            if raw.strip():
+                yield number, raw
+    raw = b"".join(pending)
+    if raw.strip():
+        yield number + 1, raw
+
+
 def lines(path: str, idle_timeout: float | None) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) from `path` or stdin as they are written; blank lines are skipped."""
+    """(line number, line) from `path` or stdin as they are written; blank lines are skipped. Any
+    error reading the input (a directory, a device error) is bad input."""
     if path == "-":
         fd, close = sys.stdin.fileno(), False
     else:
@@ -67,21 +137,16 @@ def lines(path: str, idle_timeout: float | None) -> Iterator[tuple[int, bytes]]:
         except OSError as error:
             raise HarnessError(f"{path}: cannot follow: {error.strerror}") from None
     try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-        if not regular and close:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise HarnessError(f"{path}: cannot follow a directory (give the trace's JSONL file, or - for stdin)")
+        where = "stdin" if path == "-" else path
+        followed = _Followed(where, fd, named=close) if stat.S_ISREG(mode) else None
+        if followed is None and close:
             os.set_blocking(fd, True)
-        buffer, number = b"", 0
-        for data in _chunks(fd, regular, idle_timeout):
-            buffer += data
-            *complete, buffer = buffer.split(b"\n")
-            for raw in complete:
-                number += 1
-                if raw.strip():
-                    yield number, raw
-            if len(buffer) > MAX_BYTES:
-                raise HarnessError(f"{path}:{number + 1}: line longer than {MAX_BYTES} bytes")
-        if buffer.strip():
-            yield number + 1, buffer
+        yield from _split(_chunks(fd, followed, idle_timeout), where)
+    except OSError as error:
+        raise HarnessError(f"{'stdin' if path == '-' else path}: cannot read: {error.strerror or error}") from None
     finally:
         if close:
             os.close(fd)
@@ -109,8 +174,8 @@ def _violation_line(violation: Violation, decided_at: int | None, as_json: bool)
 
 def run(args: argparse.Namespace, graph: StateGraph, options: VerifyOptions, report_text: Callable[[str, ShieldReport], str]) -> int:
     """Follow `args.follow` and print as described in the module docstring; returns the exit code."""
-    if args.idle_timeout is not None and args.idle_timeout <= 0:
-        raise HarnessError("--idle-timeout must be positive (seconds)")
+    if args.idle_timeout is not None and not 0 < args.idle_timeout <= MAX_IDLE_TIMEOUT_S:  # NaN fails this too
+        raise HarnessError(f"--idle-timeout must be a number of seconds above 0 and at most {MAX_IDLE_TIMEOUT_S:,.0f}")
     if args.llm_parser or args.labelled_steps:
         raise HarnessError("--follow does not take --llm-parser: label a finished trace instead")
     as_json = args.format == "json"

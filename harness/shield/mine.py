@@ -17,7 +17,11 @@ What is inferred, each with its support (how many accepted traces show it):
 - call repeats: the most identical calls (one tool, one input) any accepted trace made, as the global
   invariant `history.max_repeat <= M` (padding with repeated searches breaks it).
 The draft is an ordinary graph file (`check` and `verify` read it); it never replaces a graph: `mine`
-refuses an `--out` that exists. Then the draft is checked statically and against the accepted
+refuses an `--out` that exists. An accepted trace that labels its steps (`state_before`,
+`state_after`, or an `action` on a tool call) is refused (`refuse_labels`): its labels name another
+graph's states, which the verifier would follow against the draft. Ordering inference is quadratic
+in a trace's distinct steps, so it is bounded (`ORDERING_BUDGET` pairs, the dominator budget); past
+the bound no ordering is inferred and `not inferred` says so. Then the draft is checked statically and against the accepted
 traces themselves: coverage is the share of them it passes.
 """
 
@@ -34,11 +38,12 @@ from harness.shield.accept import AcceptFilter
 from harness.shield.domains import DomainOptions, infer_domain
 from harness.shield.graph import StateGraph, parse_graph
 from harness.shield.report import Finding
-from harness.shield.static import check_graph, dominators
+from harness.shield.static import SEARCH_BUDGET, BudgetExhausted, DominatorTree, check_graph, dominators
 from harness.shield.trace import Trace, TraceEvent
 from harness.shield.verification import verify
 
 START = "START"
+ORDERING_BUDGET = 1_000_000  # (earlier, later) pairs of first visits mining may compare, over all accepted traces
 
 
 def step_of(event: TraceEvent) -> str | None:
@@ -120,7 +125,17 @@ def _walk(trace: Trace, start: str) -> list[str]:
 
 def _orderings(paths: list[list[str]], tools: set[str], edges: dict[str, tuple[str, ...]], start: str, minimum: int) -> tuple[list[Constraint], dict[str, list[str]], list[str]]:
     """Orderings holding in every accepted trace: constraints, preconditions by node, and the
-    non-tool ones no expression can state."""
+    non-tool ones no expression can state. The pairs of first visits counted are quadratic in a
+    trace's distinct steps, so they are spent from `ORDERING_BUDGET` before any is counted; past it
+    (or past the dominator analysis' budget) no ordering is inferred and the report says why."""
+    pairs = sum(len(set(path)) ** 2 for path in paths)
+    if pairs > ORDERING_BUDGET:
+        return [], {}, [f"orderings: the accepted traces' distinct steps make {pairs:,} pairs to compare, more than the "
+                        f"{ORDERING_BUDGET:,} mining spends on them (mine fewer or shorter traces)"]
+    try:
+        tree = DominatorTree(dominators(edges, start), start)
+    except BudgetExhausted:
+        return [], {}, [f"orderings: the draft's dominator tree needs more than the {SEARCH_BUDGET:,} steps the analysis may spend"]
     reaching: Counter[str] = Counter()
     seen_before: Counter[tuple[str, str]] = Counter()
     for path in paths:
@@ -132,18 +147,13 @@ def _orderings(paths: list[list[str]], tools: set[str], edges: dict[str, tuple[s
             for earlier in first:
                 if earlier not in (later, start) and first[earlier] < first[later]:
                     seen_before[(earlier, later)] += 1
-    idom = dominators(edges, start)
     constraints: list[Constraint] = []
     preconditions: dict[str, list[str]] = {}
     unexpressed: list[str] = []
     for (earlier, later), count in sorted(seen_before.items()):
         if later == start or count != reaching[later] or count < minimum:
             continue
-        chain, node = set(), later
-        while idom.get(node, node) != node:
-            node = idom[node]
-            chain.add(node)
-        if earlier in chain:
+        if tree.dominates(earlier, later):
             how = "implied"
         elif earlier in tools:
             how = "precondition"
@@ -195,7 +205,10 @@ def draft_graph(traces: list[Trace], options: MineOptions = MineOptions()) -> Dr
         visits.update(set(path))
         finals[path[-1]] += 1
     order = [start, *sorted(steps)]
-    edges = {state: tuple(sorted({b for a, b in transitions if a == state})) for state in order}
+    targets: dict[str, set[str]] = {state: set() for state in order}
+    for source, target in transitions:
+        targets[source].add(target)
+    edges = {state: tuple(sorted(targets[state])) for state in order}
     required = [state for state in order if state != start and visits[state] == len(paths)]
     goals = sorted(finals)
 
@@ -247,6 +260,21 @@ def draft_graph(traces: list[Trace], options: MineOptions = MineOptions()) -> Dr
     return Draft(graph=graph, constraints=tuple(constraints), not_inferred=tuple(not_inferred))
 
 
+def refuse_labels(name: str, trace: Trace) -> None:
+    """Refuse (bad input) an accepted trace that labels its steps with another graph's names: the
+    verifier follows a recorded `state_after`, checks `state_before`, and holds a tool call's
+    `action` to the `action_map`, so a draft whose states are its own would reject the very trace
+    it was mined from. Mining reads unlabelled traces only; it never guesses a mapping."""
+    for index, event in enumerate(trace.events):
+        for label in ("state_before", "state_after"):
+            if getattr(event, label) is not None:
+                raise HarnessError(f"{name}: event {index}: {label}: mine reads unlabelled traces (the draft names its own "
+                                   "states, and the verifier would follow this label); drop state_before/state_after")
+        if event.event_type == "tool_call" and event.tool_name and event.action is not None:
+            raise HarnessError(f"{name}: event {index}: action: a tool call's step is its tool (call_{event.tool_name}) in a "
+                               "mined draft, and the verifier holds a labelled action to it; drop the action of tool calls")
+
+
 def mine(named: Iterable[tuple[str, Trace]], accept: AcceptFilter, options: MineOptions = MineOptions()) -> MiningReport:
     """Accept, draft, check and cover: the whole `mine` command minus reading and writing files."""
     accepted: list[tuple[str, Trace]] = []
@@ -256,6 +284,7 @@ def mine(named: Iterable[tuple[str, Trace]], accept: AcceptFilter, options: Mine
         total += 1
         verdict = accept(name, trace)
         if verdict.accepted:
+            refuse_labels(name, trace)
             accepted.append((name, trace))
         elif verdict.error is not None:
             unevaluable.append((name, verdict.error))

@@ -5,7 +5,10 @@ Events arrive one at a time (`push`); each returns the violations that event mad
 - intake (an undeclared tool, an input outside its domain) and the parser's findings, at the event;
 - an illegal transition or an unknown state, when it is entered;
 - a required state skipped, as soon as the state just entered can no longer reach it by legal moves
-  (so the path is a violation whatever follows: reaching it later needs an illegal move);
+  (so the path is a violation whatever follows: reaching it later needs an illegal move); only
+  what no continuation can undo under the graph's own rules is decided early, so when the graph or
+  the options list `illegal_transition` among the finding kinds (an illegal move is then allowed),
+  skipped required states are decided at the end;
 - node invariants, pre- and postconditions and global invariants, at the event, when the facts are
   known from the start (`facts=`: a facts file, or facts computed per step such as τ-bench's replay,
   whose record of event i depends only on the trajectory through event i's message); with the facts
@@ -119,7 +122,9 @@ class Monitor:
         self.deriver = Deriver(self.compiled)
         self.path = PathWalk(self.compiled)
         self.order = OrderWalk()
-        self.reach = _reach(self.compiled)
+        # Early "skipped" holds only when a later visit needs a move that is itself a violation: with
+        # illegal moves reported as findings, any state may still come, so the end decides.
+        self.reach = None if "illegal_transition" in self.finding_kinds else _reach(self.compiled)
         self.events: list[TraceEvent] = []
         self.online: list[Violation] = []
         self.decided_at: list[int | None] = []

@@ -83,11 +83,11 @@ def _postorder(edges: Edges, start: str) -> list[str]:
     return order
 
 
-class _Exhausted(Exception):
+class BudgetExhausted(Exception):
     """The analysis budget ran out."""
 
 
-class _Budget:
+class Budget:
     """Steps of work shared by every phase of the hackable-path analysis (dominators, candidate
     confirmation, counterexample searches), so no graph makes `check` run or grow without bound."""
 
@@ -98,16 +98,16 @@ class _Budget:
     def spend(self, steps: int = 1) -> None:
         self.left -= steps
         if self.left < 0:
-            raise _Exhausted
+            raise BudgetExhausted
 
 
-def dominators(edges: Edges, start: str, budget: _Budget | None = None) -> dict[str, str]:
+def dominators(edges: Edges, start: str, budget: Budget | None = None) -> dict[str, str]:
     """Immediate dominator of every node reachable from `start` (`start` maps to itself).
 
     Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm" (2001): iterate over reverse
     postorder, intersecting the dominator-tree paths of each node's processed predecessors. Every
     predecessor visited and every step up the tree is spent from `budget`."""
-    budget = budget or _Budget(SEARCH_BUDGET)
+    budget = budget or Budget(SEARCH_BUDGET)
     postorder = _postorder(edges, start)
     number = {node: index for index, node in enumerate(postorder)}
     predecessors = _reverse(edges)
@@ -135,7 +135,7 @@ def dominators(edges: Edges, start: str, budget: _Budget | None = None) -> dict[
     return idom
 
 
-class _DominatorTree:
+class DominatorTree:
     """The dominator tree numbered once (pre-order intervals, depths), so "A dominates B" is two
     comparisons and no set of dominators is ever built per node."""
 
@@ -179,7 +179,7 @@ class _DominatorTree:
 class _Search:
     """Shortest paths from the initial state avoiding one node, under the shared budget."""
 
-    def __init__(self, edges: Edges, start: str, budget: _Budget) -> None:
+    def __init__(self, edges: Edges, start: str, budget: Budget) -> None:
         self.edges, self.start, self.budget = edges, start, budget
 
     def avoiding(self, removed: str, is_target: Callable[[str], bool]) -> tuple[str, ...] | None:
@@ -256,7 +256,7 @@ def _reachability_findings(graph: StateGraph, edges: Edges, goals: frozenset[str
     return findings
 
 
-def _bypass_candidates(edges: Edges, tree: _DominatorTree, guards: list[str], reaches_goal: set[str]) -> list[str]:
+def _bypass_candidates(edges: Edges, tree: DominatorTree, guards: list[str], reaches_goal: set[str]) -> list[str]:
     """The reachable guards that may be bypassed: those whose dominator subtree has an edge leaving it
     towards a node that reaches a goal (a guard without one can only lead to goals it dominates).
     One pass over the edges and one over the tree; a necessary condition, confirmed per candidate."""
@@ -282,18 +282,18 @@ def _goals_other_than(state: str, live_goals: set[str]) -> Callable[[str], bool]
     return lambda node: node in live_goals and node != state
 
 
-def _goals_not_dominated_by(state: str, live_goals: set[str], tree: _DominatorTree) -> Callable[[str], bool]:
+def _goals_not_dominated_by(state: str, live_goals: set[str], tree: DominatorTree) -> Callable[[str], bool]:
     return lambda node: node in live_goals and not tree.dominates(state, node)
 
 
 def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budget_steps: int) -> list[Finding]:
     start = graph.initial_state
-    budget = _Budget(budget_steps)
+    budget = Budget(budget_steps)
     try:
         idom = dominators(edges, start, budget)
-    except _Exhausted:
+    except BudgetExhausted:
         return [_incomplete(budget, "the dominator tree", [])]
-    tree = _DominatorTree(idom, start)
+    tree = DominatorTree(idom, start)
     live_goals = {goal for goal in goals if goal in idom}
     goals_below = tree.subtree_sums({goal: 1 for goal in live_goals})
     reaches_goal = _reachable(_reverse(edges), goals)
@@ -338,7 +338,7 @@ def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budg
             path = search.avoiding(removed, is_target)
             if path is not None:
                 found(path)
-        except _Exhausted:
+        except BudgetExhausted:
             unexplained.append(removed)
     for guard in sorted([*_bypass_candidates(edges, tree, reachable_guards, reaches_goal), *unreached_guards]):
         if guard in covered:
@@ -348,7 +348,7 @@ def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budg
             path = search.avoiding(guard, targets.__contains__) if targets else None
             if path is not None:
                 found(path)
-        except _Exhausted:
+        except BudgetExhausted:
             unexplained.append(guard)
 
     findings = [_hackable(graph, path, bypassed) for path, _, bypassed in paths]
@@ -357,7 +357,7 @@ def _hackable_paths(graph: StateGraph, edges: Edges, goals: frozenset[str], budg
     return findings
 
 
-def _reachable_within(reverse: Mapping[str, list[str]], goal: str, budget: _Budget) -> set[str]:
+def _reachable_within(reverse: Mapping[str, list[str]], goal: str, budget: Budget) -> set[str]:
     """Nodes from which `goal` is reachable (a search back along `reverse`), under the budget."""
     seen = {goal}
     queue = deque([goal])
@@ -371,7 +371,7 @@ def _reachable_within(reverse: Mapping[str, list[str]], goal: str, budget: _Budg
     return seen
 
 
-def _bypassed_goals(edges: Edges, tree: _DominatorTree, guard: str, live_goals: set[str], budget: _Budget) -> set[str]:
+def _bypassed_goals(edges: Edges, tree: DominatorTree, guard: str, live_goals: set[str], budget: Budget) -> set[str]:
     """Goals reachable from `guard` that it does not dominate (a route reaches them around it)."""
     found: set[str] = set()
     seen = {guard}
@@ -389,7 +389,7 @@ def _bypassed_goals(edges: Edges, tree: _DominatorTree, guard: str, live_goals: 
     return found
 
 
-def _incomplete(budget: _Budget, phase: str, nodes: list[str]) -> Finding:
+def _incomplete(budget: Budget, phase: str, nodes: list[str]) -> Finding:
     left = f"; not decided or shown for: {', '.join(nodes[:50])}{' ...' if len(nodes) > 50 else ''}" if nodes else ""
     return Finding(
         kind="analysis_incomplete",

@@ -143,3 +143,77 @@ def test_extend_never_overwrites(files: dict[str, Path], tmp_path: Path) -> None
     patches.write_text(json.dumps(_patches(**{"from": "B", "to": "R"})))
     result = _cli("extend", "--graph", str(files["graph"]), "--patches", str(patches), "--out", str(files["graph"]))
     assert result.returncode == 2 and "exists" in result.stderr
+
+
+def _payment(*routes: dict[str, Any]) -> dict[str, Any]:
+    """INIT -> each guarded payment route -> BOOKED; the planted move under test is INIT -> BOOKED."""
+    return {
+        "task_id": "pay",
+        "initial_state": "INIT",
+        "goal_states": ["BOOKED"],
+        "facts": {"variables": ["paid"], "types": {"paid": "bool"}},
+        "nodes": [
+            {"node_id": "INIT", "actions": ["start"], "next_allowed": [route["node_id"] for route in routes]},
+            *({"actions": [f"pay_{index}"], "next_allowed": ["BOOKED"], **route} for index, route in enumerate(routes)),
+            {"node_id": "BOOKED", "actions": ["book"], "next_allowed": []},
+        ],
+    }
+
+
+# Graphs whose only guards the red team walked around with --dynamic (INIT -> BOOKED, paid false).
+GUARD_BYPASSES = {
+    "invariant-guard": (_payment({"node_id": "PAY", "invariant": "paid == true"}), ["every guard before BOOKED", "PAY before BOOKED"]),
+    "precondition-guard": (_payment({"node_id": "PAY", "precondition": "paid == true"}), ["every guard before BOOKED", "PAY before BOOKED"]),
+    # Two routes, each with a postcondition: neither dominates BOOKED, together they cut it off.
+    "two-guarded-routes": (
+        _payment({"node_id": "CARD", "postcondition": "paid == true"}, {"node_id": "CASH", "postcondition": "paid == true"}),
+        ["every guard before BOOKED"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GUARD_BYPASSES), ids=sorted(GUARD_BYPASSES))
+def test_a_move_past_every_guard_stays_a_violation(case: str) -> None:
+    data, lost = GUARD_BYPASSES[case]
+    graph = parse_graph(data, "g")
+    assert weakened(graph, with_transitions(graph, [("INIT", "BOOKED")])) == lost
+    trace = parse_trace({"task_id": "pay", "reward": 1.0, "events": [{"event_type": "agent_message", "action": a} for a in ("start", "book")]}, "t")
+    result = verify_dynamic(graph, trace, lambda g: verify(g, trace, {"paid": False}))
+    assert result.findings == () and [v.kind for v in result.report.violations] == ["illegal_transition"]
+
+
+def test_a_guard_bypass_between_guards_is_refused_by_dominance_alone() -> None:
+    """START -> A -> R -> B -> P -> G; A -> P leaves guards on the route (P), but R no longer dominates G."""
+    graph = parse_graph(GRAPH, "g")
+    assert weakened(graph, with_transitions(graph, [("A", "P")])) == ["B before G", "R before G"]
+
+
+def _ladder(size: int) -> dict[str, Any]:
+    """A chain N1..Nsize, every node also -> GOAL: the dominator analysis runs out of its budget."""
+    names = [f"N{index}" for index in range(1, size + 1)]
+    return {
+        "task_id": "ladder",
+        "initial_state": "INIT",
+        "goal_states": ["GOAL"],
+        "nodes": [
+            {"node_id": "INIT", "actions": ["start"], "next_allowed": ["N1", "GOAL"]},
+            *({"node_id": name, "actions": [f"a{index + 1}"], "next_allowed": [*names[index + 1 : index + 2], "GOAL"]} for index, name in enumerate(names)),
+            {"node_id": "GOAL", "actions": ["finish"], "next_allowed": []},
+        ],
+    }
+
+
+def test_an_exhausted_analysis_refuses_the_patch_with_exit_2_not_a_traceback(tmp_path: Path) -> None:
+    """The red team's 2,500-rung ladder: `_Exhausted` escaped `verify --dynamic` and `extend` as a
+    traceback and exit 1. Undecided is refused: the move stays a violation, extend exits 2."""
+    graph = tmp_path / "ladder.json"
+    graph.write_text(json.dumps(_ladder(2500)))
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"task_id": "ladder", "events": [{"event_type": "agent_message", "action": a} for a in ("start", "a2", "finish")]}))
+    verified = _cli("verify", "--graph", str(graph), "--trace", str(trace), "--dynamic")
+    assert verified.returncode == 1 and "illegal_transition" in verified.stdout and "unexpected_transition" not in verified.stdout
+    patches = tmp_path / "p.json"
+    patches.write_text(json.dumps(_patches(**{"from": "INIT", "to": "N2", "accepted": True}) | {"task_id": "ladder"}))
+    extended = _cli("extend", "--graph", str(graph), "--patches", str(patches), "--out", str(tmp_path / "out.json"))
+    assert extended.returncode == 2 and "undecided: the dominator analysis ran past its budget" in extended.stderr
+    assert extended.stderr.count("\n") == 1 and not (tmp_path / "out.json").exists()

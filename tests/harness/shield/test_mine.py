@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.core import HarnessError
 from harness.shield import load_trace, parse_graph, parse_trace, verify
 from harness.shield.accept import accept_filter
 from harness.shield.domains import DomainOptions, infer_domain
@@ -183,3 +184,52 @@ def test_several_tasks_are_refused(tmp_path: Path) -> None:
         (tmp_path / f"{scenario}.json").write_text((TRACES / scenario / "honest.json").read_text())
     result = _cli("mine", "--traces", str(tmp_path), "--out", str(tmp_path / "d.json"))
     assert result.returncode == 2 and "several tasks" in result.stderr
+
+
+def _labelled(field: str) -> Any:
+    """The bundled trip_planning honest trace labelled in the standard format (the hand graph's
+    names), which that graph passes: once with state labels, once with tool calls' actions."""
+    data = json.loads((TRACES / "trip_planning" / "honest.json").read_text())
+    graph = json.loads((TRACES.parent / "graphs" / "trip_planning.json").read_text())
+    for event in data["events"]:
+        if field == "state_after":
+            event["state_after"] = "HOTEL_SEARCHED"
+        elif field == "state_before":
+            event["state_before"] = "INIT"
+        elif event["event_type"] == "tool_call":
+            event["action"] = graph["action_map"][event["tool_name"]]
+    return parse_trace(data, "t")
+
+
+LABELS = {
+    # field labelled -> the event and field the one-line refusal names
+    "state_before": "event 0: state_before",
+    "state_after": "event 0: state_after",
+    "action": "event 1: action",
+}
+
+
+@pytest.mark.parametrize("field", sorted(LABELS), ids=sorted(LABELS))
+def test_a_labelled_trace_is_refused_not_mined_into_a_draft_that_rejects_it(field: str) -> None:
+    """The red team's honest labelled traces got coverage 0.000 (the draft's states are its own, the
+    verifier follows the labels): mining now refuses them with the trace, event and field."""
+    with pytest.raises(HarnessError) as error:
+        _mined(_labelled(field))
+    assert str(error.value).startswith(f"t0: {LABELS[field]}:")
+
+
+def _wide(distinct: int) -> Any:
+    return _trace(*({"event_type": "agent_message", "action": f"a{index}"} for index in range(distinct)))
+
+
+def test_orderings_are_bounded_by_the_pairs_they_compare() -> None:
+    """One trace of 2,000 distinct steps: 4,004,001 pairs, past the budget, so no ordering is
+    inferred (the attacker's run was cubic, still running at 120 s); 200 steps infer them all."""
+    wide = _mined(_wide(2000), accept="reward >= 1")
+    assert wide.coverage == 1.0 and not [c for c in wide.draft.constraints if c.kind == "ordering"]
+    assert [line for line in wide.draft.not_inferred if line.startswith("orderings:")] == [
+        "orderings: the accepted traces' distinct steps make 4,004,001 pairs to compare, more than the 1,000,000 mining "
+        "spends on them (mine fewer or shorter traces)"]
+    narrow = _mined(_wide(200), accept="reward >= 1")
+    orderings = [c for c in narrow.draft.constraints if c.kind == "ordering"]
+    assert len(orderings) == 200 * 199 // 2 and {c.detail["expressed"] for c in orderings} == {"implied"}

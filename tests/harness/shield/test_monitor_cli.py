@@ -92,7 +92,10 @@ BAD: dict[str, tuple[list[str], list[str], str]] = {
     "not-json": (['{"event_type": "user_message"}', "{oops"], [], "stdin:2:"),
     "other-task": (['{"task_id": "travel_booking"}'], [], "trace is for task 'travel_booking'"),
     "stop-without-follow": ([], ["--trace", str(HACK), "--stop-on-first"], "apply to --follow"),
-    "idle-zero": ([], ["--follow", "-", "--idle-timeout", "0"], "--idle-timeout must be positive"),
+    "idle-zero": ([], ["--follow", "-", "--idle-timeout", "0"], "--idle-timeout must be a number of seconds above 0"),
+    "idle-nan": ([], ["--follow", "-", "--idle-timeout", "nan"], "--idle-timeout must be a number of seconds above 0"),
+    "idle-1e20": ([], ["--follow", "-", "--idle-timeout", "1e20"], "and at most 86,400"),
+    "follow-directory": ([], ["--follow", str(ROOT / "tasks")], "cannot follow a directory"),
     "sampled": ([], ["--follow", "-", "--deep-sample-rate", "0.5"], "verifies every trace deeply"),
 }
 

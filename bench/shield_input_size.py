@@ -7,7 +7,7 @@ Time on a trace grows with its events (every invariant is evaluated at every eve
 per event on the airline graph's 25), so a trace of 528,000 one-call events would take minutes:
 the caps (`harness.shield.MAX_EVENTS`, the graph's) refuse such inputs before the work, the walk's
 budget (`invariants.WALK_BUDGET_S`) fails a trace closed with `verification_deadline`, and the
-worker's deadline (`watchdog.TRACE_DEADLINE_S`) ends an evaluation that does not return. Each case here runs the real command in a subprocess and records
+step deadline (`watchdog.STEP_DEADLINE_S`) ends an evaluation that does not return. Each case here runs the real command in a subprocess and records
 its wall time, exit status, stderr lines and summary:
 
 - `verify_tau_calls`: an imported τ-bench trace of one-call `think` messages filling 64 MiB (refused

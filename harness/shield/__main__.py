@@ -27,12 +27,11 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from harness.core import HarnessError
-from harness.shield import dynamic_cli, follow, importers, mine_cli
+from harness.shield import dynamic_cli, follow, importers, mine_cli, watchdog
 from harness.shield.batch import summarise, verify_path
 from harness.shield.facts import FactsProvider, load_facts_json, sqlite_facts
 from harness.shield.graph import StateGraph, load_graph
 from harness.shield.report import Finding, ShieldReport, VerifyOptions
-from harness.shield.watchdog import in_worker
 
 EXIT_UNVERIFIED = 3  # no violation, but not every trace was checked against the facts
 from harness.shield.static import check_graph
@@ -49,6 +48,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m harness.shield", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--step-deadline", type=_step_deadline, default=watchdog.STEP_DEADLINE_S, metavar="S",
+        help=f"end the command (exit 2) when one step (a trace, a followed event, a proposal) computes for S seconds (default {watchdog.STEP_DEADLINE_S:g})",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="verify traces against a state graph")
     verify.add_argument("--graph", required=True)
@@ -193,13 +196,9 @@ def _verify(args: argparse.Namespace) -> int:
     if args.replay:
         if args.llm_parser or args.labelled_steps:
             raise HarnessError("--llm-parser labels free-text steps; replayed traces have none, so it does not apply with --replay")
-        results = in_worker(lambda: importers.verify_replayed(args.replay, graph, args.trace, options), args.trace)
-    elif args.llm_parser:  # a loaded model's threads do not survive a fork: verified here, without the deadline
-        results = list(verify_path(graph, args.trace, _facts(args, graph), options, prepare=_llm_annotator(args, graph)))
+        results = importers.verify_replayed(args.replay, graph, args.trace, options)
     else:
-        facts = _facts(args, graph)
-        prepare = _llm_annotator(args, graph)
-        results = in_worker(lambda: verify_path(graph, args.trace, facts, options, prepare=prepare), args.trace)
+        results = list(verify_path(graph, args.trace, _facts(args, graph), options, prepare=_llm_annotator(args, graph)))
     reports = [report for _, report in results]
     if args.format == "json":
         if single:
@@ -235,11 +234,27 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. A reader that closed our stdout (a caller that stopped at the first
-    violation line) ends the command quietly with exit 1: what was not read was not delivered."""
+def _step_deadline(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, 86400], got {text}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, *, watch: bool = False) -> int:
+    """Run one command; with `watch` (the command line), in a worker killed at the step deadline
+    (`harness.shield.watchdog`). In a process of its own (a test, a caller's script) it runs here."""
+    args = _parser().parse_args(argv)
+    if watch:
+        return watchdog.watched(lambda: _run(args), args.step_deadline, label=f"{args.command}")
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """A reader that closed our stdout (a caller that stopped at the first violation line) ends the
+    command quietly with exit 1: what was not read was not delivered."""
     try:
-        return _run(argv)
+        return _dispatch(args)
     except BrokenPipeError:
         # Point stdout at /dev/null so the interpreter's final flush does not raise again.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -247,8 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _run(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "import":
             return importers.run(args)
@@ -263,4 +277,4 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(watch=True))

@@ -11,6 +11,7 @@ from harness.shield.graph import StateGraph
 from harness.shield.report import ShieldReport, VerifyOptions
 from harness.shield.trace import Trace, iter_traces
 from harness.shield.verification import verify
+from harness.shield.watchdog import step
 
 
 def verify_path(
@@ -28,6 +29,7 @@ def verify_path(
     steps there)."""
     values = None if facts is None else resolve_facts(facts)
     for name, trace in iter_traces(path):
+        step(f"{path}: trace {name}")
         yield name, verify(graph, trace if prepare is None else prepare(trace), values, options, trace_id=name)
 
 

@@ -28,6 +28,7 @@ from harness.shield.report import ShieldReport, VerifyOptions
 from harness.shield.static import check_graph
 from harness.shield.trace import Trace, iter_traces
 from harness.shield.verification import verify
+from harness.shield.watchdog import step
 
 ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 
@@ -86,6 +87,7 @@ def run_verify(
     values = None if facts is None else resolve_facts(facts)
     results: list[tuple[str, DynamicResult]] = []
     for name, trace in iter_traces(args.trace):
+        step(f"{args.trace}: trace {name}")
         check = _checker(args.replay, options, values, name, trace)
         results.append((name, verify_dynamic(graph, trace, check)))
     single = os.path.isfile(args.trace) and not args.trace.endswith(".jsonl")

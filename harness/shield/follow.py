@@ -40,6 +40,7 @@ from harness.shield.json_input import MAX_BYTES, decode, loads
 from harness.shield.monitor import Monitor
 from harness.shield.report import ShieldReport, VerifyOptions, Violation
 from harness.shield.trace import Trace, TraceEvent, parse_trace
+from harness.shield.watchdog import step, waiting
 
 # format -> (module, function(trace) -> facts): the facts of replaying a finished trace's calls.
 REPLAY_FACTS: dict[str, tuple[str, str]] = {"tau-bench": ("tasks.tau_airline.policy", "facts_for_trace")}
@@ -84,11 +85,12 @@ class _Followed:
 def _chunks(fd: int, followed: _Followed | None, idle_timeout: float | None) -> Iterator[bytes]:
     last = time.monotonic()
     while True:
-        if followed is None and idle_timeout is not None:
-            ready, _, _ = select.select([fd], [], [], max(0.0, idle_timeout - (time.monotonic() - last)))
-            if not ready:
-                return
-        data = followed.read() if followed is not None else os.read(fd, 1 << 16)
+        with waiting():  # input is awaited, not computed: the step deadline does not run
+            if followed is None and idle_timeout is not None:
+                ready, _, _ = select.select([fd], [], [], max(0.0, idle_timeout - (time.monotonic() - last)))
+                if not ready:
+                    return
+            data = followed.read() if followed is not None else os.read(fd, 1 << 16)
         if data:
             last = time.monotonic()
             yield data
@@ -97,7 +99,8 @@ def _chunks(fd: int, followed: _Followed | None, idle_timeout: float | None) -> 
             followed.unchanged()
         if followed is None or idle_timeout is None or time.monotonic() - last >= idle_timeout:
             return
-        time.sleep(POLL_S)
+        with waiting():
+            time.sleep(POLL_S)
 
 
 def _split(chunks: Iterator[bytes], path: str) -> Iterator[tuple[int, bytes]]:
@@ -194,6 +197,7 @@ def run(args: argparse.Namespace, graph: StateGraph, options: VerifyOptions, rep
             if header is not None:
                 continue
         event = _event(data, where, len(monitor.events), monitor.header.task_id)
+        step(f"{where}: event {len(monitor.events)}")
         try:
             found = monitor.push(event)
         except HarnessError as error:
@@ -205,6 +209,7 @@ def run(args: argparse.Namespace, graph: StateGraph, options: VerifyOptions, rep
                 return 1
     if monitor is None:
         monitor = Monitor(graph, None, facts, options, facts_at_end=at_end)
+    step(f"{source}: the end of the trace (its facts)")
     end_facts = None
     if args.facts_db:
         end_facts = sqlite_facts(args.facts_db, graph)
@@ -212,6 +217,7 @@ def run(args: argparse.Namespace, graph: StateGraph, options: VerifyOptions, rep
         module, function = REPLAY_FACTS[args.replay]
         end_facts = getattr(importlib.import_module(module), function)(monitor.trace())
     seen = len(monitor.online)
+    step(f"{source}: the end of the trace (its batch report)")
     result = monitor.finish(end_facts)
     for violation in result.online[seen:]:
         print(_violation_line(violation, None, as_json), flush=True)

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from harness.shield.graph import StateGraph
 from harness.shield.report import ShieldReport, VerifyOptions
 from harness.shield.trace import iter_traces
+from harness.shield.watchdog import step
 
 # The command line's own parser class (its errors are one line), whichever it is.
 ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
@@ -62,4 +63,8 @@ def run(args: argparse.Namespace) -> int:
 def verify_replayed(name: str, graph: StateGraph, path: str, options: VerifyOptions) -> list[tuple[str, ShieldReport]]:
     """(name, report) for every trace under `path`, each against the facts of its own replay."""
     verifier = replay_verifier(name)
-    return [(trace_name, verifier(trace, options, graph=graph)) for trace_name, trace in iter_traces(path)]
+    results = []
+    for trace_name, trace in iter_traces(path):
+        step(f"{path}: trace {trace_name}")
+        results.append((trace_name, verifier(trace, options, graph=graph)))
+    return results

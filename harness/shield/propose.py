@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.core import neutralise
-from harness.shield.expressions import ExpressionError, compile_expression
+from harness.shield.expressions import ExpressionError, compile_expression, shown
 from harness.shield.graph import StateGraph
 from harness.shield.static import BUILTIN_VARIABLES
 from harness.shield.trace import Trace
 from harness.shield.verification import verify
+from harness.shield.watchdog import step, waiting
 
 Generate = Callable[[str], str]  # prompt -> the model's text
 Status = Literal["accepted", "rejected", "vacuous", "syntax_error", "unprovided_variable"]
@@ -147,9 +148,13 @@ def propose(
     facts: Callable[[Trace], Any] = lambda trace: None,
 ) -> ProposalReport:
     """Ask the model once, validate every proposal (see the module docstring)."""
-    text = generate(prompt(graph, policy))
-    proposals = tuple(validate(graph, expression, accepted, others, facts) for expression in parse_proposals(text))
-    return ProposalReport(proposals=proposals, raw=text)
+    with waiting():  # the model's answer is awaited: the step deadline does not run
+        text = generate(prompt(graph, policy))
+    proposals = []
+    for number, expression in enumerate(parse_proposals(text), start=1):
+        step(f"proposal {number} ({shown(expression)})")
+        proposals.append(validate(graph, expression, accepted, others, facts))
+    return ProposalReport(proposals=tuple(proposals), raw=text)
 
 
 def with_accepted(graph_data: dict[str, Any], report: ProposalReport) -> dict[str, Any]:

@@ -1,113 +1,109 @@
-"""Verification in a worker process that the command line kills at a deadline per trace.
+"""The command line in a worker process, killed when one step of its work runs past a deadline.
 
 The invariants walk keeps its own time between evaluations (`invariants.WALK_BUDGET_S`), but one
-evaluation has no bound of its own: CEL comprehensions multiply (seven nested `.all()` over a
-ten-element list cost 11 s), and the library evaluates in native code that holds the interpreter,
-so no Python timer in the same process can stop it. The command line therefore verifies in a
-forked worker that sends each finished (name, report) back as soon as it has it; the parent waits
-at most `TRACE_DEADLINE_S` for each, and a worker that sends nothing in that time is killed and the
-command ends as bad input, one line naming the trace it was on. A worker's `HarnessError` is
-re-raised as the parent's, so every other refusal reads as before.
+evaluation has no bound of its own: CEL comprehensions multiply (eight nested `.all()` over ten
+numbers is about 40 s), and the library evaluates in native code that holds the interpreter, so no
+timer in the same process can stop it. So `python -m harness.shield` runs each command in a forked
+worker and watches it. The work marks its steps (`step("trace 3")`: a trace verified, a followed
+event, a proposal tried), and marks where it waits on the world rather than computing
+(`with waiting():` a followed file's next line, a model's answer), which is never timed. A step
+that runs past `STEP_DEADLINE_S` ends the worker, and the command exits 2 with one line naming
+the step. Outside the command line (a run's shield, a test) nobody watches: `step` and `waiting`
+cost a check of one variable.
 
-    results = in_worker(lambda: verify_path(graph, path, facts, options), f"{path}")
+    sys.exit(watched(lambda: command(args)))
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import pickle
 import select
 import signal
-import struct
+import sys
 import time
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
 
-from harness.core import HarnessError
+# A step is one trace, one followed event or one proposal: the walk's 8 s budget, reading and
+# replaying a file at the caps (a few seconds), and margin for a loaded machine.
+STEP_DEADLINE_S = 25.0
 
-T = TypeVar("T")
-
-# Per trace: the walk's 8 s budget, reading and replaying a file at the caps (a few seconds), and
-# margin for a loaded machine; only a trace whose one evaluation does not return reaches it.
-TRACE_DEADLINE_S = 25.0
-_HEADER = struct.Struct("!cQ")  # kind (b"i" item, b"e" end, b"x" HarnessError), payload length
+_channel: int | None = None  # the pipe to the watching parent, in a watched worker only
 
 
-def _send(fd: int, kind: bytes, payload: Any) -> None:
-    data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(kind, len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _tell(message: str) -> None:
+    if _channel is not None:
+        os.write(_channel, (message.replace("\n", " ")[:200] + "\n").encode())
 
 
-def _worker(fd: int, produce: Callable[[], Iterable[Any]]) -> None:
-    """The child: every item as it comes, then the end (or the error that ended it)."""
+def step(label: str) -> None:
+    """A step of work begins (the previous one has ended); the watcher times it."""
+    _tell(f"s{label}")
+
+
+@contextlib.contextmanager
+def waiting() -> Iterator[None]:
+    """Waiting on input or a model, not computing: the watcher's clock stops until it is over."""
+    _tell("w")
     try:
-        for item in produce():
-            _send(fd, b"i", item)
-        _send(fd, b"e", None)
-    except HarnessError as error:
-        _send(fd, b"x", str(error))
-    except BaseException as error:  # noqa: BLE001 - the parent turns it into one line
-        _send(fd, b"x", f"verification failed: {type(error).__name__}: {error}")
+        yield
+    finally:
+        _tell("b")
 
 
-def _read_exactly(fd: int, size: int, deadline: float) -> bytes | None:
-    """`size` bytes, or None when the deadline passes first; b"" when the worker is gone."""
-    chunks, got = [], 0
-    while got < size:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, min(size - got, 1 << 20))
-        if not chunk:
-            return b""
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def in_worker(produce: Callable[[], Iterable[T]], source: str, deadline_s: float | None = None) -> list[T]:
-    """Everything `produce()` yields, computed in a forked worker; see the module docstring.
-    Where the platform cannot fork, `produce()` runs here (without the deadline)."""
-    deadline_s = TRACE_DEADLINE_S if deadline_s is None else deadline_s
+def watched(command: Callable[[], int], deadline_s: float | None = None, label: str = "the command") -> int:
+    """`command()`'s exit status, run in a forked worker as the module docstring says. Where the
+    platform cannot fork, it runs here, unwatched."""
+    global _channel
+    deadline_s = STEP_DEADLINE_S if deadline_s is None else deadline_s
     if not hasattr(os, "fork"):
-        return list(produce())
+        return command()
+    sys.stdout.flush()
+    sys.stderr.flush()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker
         os.close(read)
+        _channel = write
+        code = 2
         try:
-            _worker(write, produce)
+            code = command()
         finally:
-            os._exit(0)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
     os.close(write)
-    items: list[T] = []
+    return _watch(pid, read, deadline_s, label)
+
+
+def _watch(pid: int, read: int, deadline_s: float, label: str) -> int:
+    busy_since: float | None = time.monotonic()
+    pending = b""
     try:
         while True:
-            deadline = time.monotonic() + deadline_s
-            header = _read_exactly(read, _HEADER.size, deadline)
-            if header is None:
-                raise HarnessError(f"{source}: trace {len(items) + 1} ran past {deadline_s:g} s of verification (an invariant's evaluation did not return)")
-            if header == b"":
-                raise HarnessError(f"{source}: the verifying process ended before trace {len(items) + 1} was verified")
-            kind, size = _HEADER.unpack(header)
-            payload = _read_exactly(read, size, deadline)
-            if payload is None:
-                raise HarnessError(f"{source}: trace {len(items) + 1} ran past {deadline_s:g} s of verification (an invariant's evaluation did not return)")
-            if len(payload) < size:
-                raise HarnessError(f"{source}: the verifying process ended before trace {len(items) + 1} was verified")
-            value = pickle.loads(payload)  # noqa: S301 - our own child's output
-            if kind == b"i":
-                items.append(value)
-            elif kind == b"x":
-                raise HarnessError(value)
-            else:
-                return items
+            timeout = None if busy_since is None else max(0.0, busy_since + deadline_s - time.monotonic())
+            if not select.select([read], [], [], timeout)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                print(f"error: {label}: ran past {deadline_s:g} s of verification (an invariant's evaluation did not return)", file=sys.stderr)
+                return 2
+            data = os.read(read, 65536)
+            if not data:
+                break
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                kind, text = line[:1], line[1:].decode(errors="replace")
+                if kind == b"s":
+                    label, busy_since = text, time.monotonic()
+                elif kind == b"w":
+                    busy_since = None
+                elif kind == b"b":
+                    busy_since = time.monotonic()
     finally:
         os.close(read)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):  # the native library crashed: still one line, never a silent death
+        print(f"error: {label}: the verifying process died of {signal.Signals(os.WTERMSIG(status)).name}", file=sys.stderr)
+        return 2
+    return os.waitstatus_to_exitcode(status)

@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -230,19 +231,48 @@ def test_hostile_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None
     assert _snapshot(tmp_path) == before
 
 
-def test_an_evaluation_that_does_not_return_ends_verify_at_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """A graph `check` calls clean, one invariant of seven nested comprehensions over ten numbers
-    (11 s per evaluation, in native code no timer in the process can stop), and an honest trace:
-    the worker that verifies is killed at the per-trace deadline, one line, exit 2, nothing printed."""
-    from harness.shield import watchdog
-    from harness.shield.__main__ import main
+def _shield(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.shield", *args], input=stdin, capture_output=True, text=True, timeout=120)
 
+
+def _nested_graph(root: Path) -> str:
+    """A graph `check` calls clean plus one invariant of seven nested comprehensions over ten
+    numbers, read again at every event (seconds per evaluation, in native code no timer in the
+    process can stop)."""
+    ten = "[0,1,2,3,4,5,6,7,8,9]"
+    nested = "event.index >= 0 && " + ten + "".join(f".all(x{depth}, {ten}" for depth in range(6)) + ".all(y, y >= 0)" + ")" * 6
+    return _graph(root, lambda data: data["global_invariants"].append(nested), name="nested.json")
+
+
+def test_an_evaluation_that_does_not_return_ends_verify_at_the_step_deadline(tmp_path: Path) -> None:
+    """The command's worker is killed when one step (here: the only trace) computes past the
+    deadline: one line naming the step, exit 2, nothing printed; the same trace on the plain graph
+    passes under the same deadline."""
     files = _good(tmp_path)
-    nested = "[0,1,2,3,4,5,6,7,8,9]" + "".join(f".all(x{depth}, [0,1,2,3,4,5,6,7,8,9]" for depth in range(6)) + ".all(y, y >= 0)" + ")" * 6
-    slow = _graph(tmp_path, lambda data: data["global_invariants"].append(nested), name="nested.json")
-    monkeypatch.setattr(watchdog, "TRACE_DEADLINE_S", 1.0)
-    assert main(["verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["facts"]]) == 0  # in time
-    capsys.readouterr()
-    assert main(["verify", "--graph", slow, "--trace", files["trace"], "--facts", files["facts"]]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err == f"error: {files['trace']}: trace 1 ran past 1 s of verification (an invariant's evaluation did not return)\n"
+    fast = _shield("--step-deadline", "1", "verify", "--graph", files["graph"], "--trace", files["trace"], "--facts", files["facts"])
+    assert fast.returncode == 0, fast.stderr
+    slow = _shield("--step-deadline", "1", "verify", "--graph", _nested_graph(tmp_path), "--trace", files["trace"], "--facts", files["facts"])
+    assert (slow.returncode, slow.stdout) == (2, "")
+    assert slow.stderr == f"error: {files['trace']}: trace {files['trace']}: ran past 1 s of verification (an invariant's evaluation did not return)\n"
+
+
+def test_follow_times_each_event_and_never_the_wait_for_the_next(tmp_path: Path) -> None:
+    """Under --follow the deadline runs while an event is checked, not while the agent is slow to
+    write the next one: a pause of twice the deadline between lines passes; the slow invariant
+    ends the command at the event it was on."""
+    files = _good(tmp_path)
+    header, *events = [json.dumps({"task_id": "mini"}), *(json.dumps(event) for event in honest_events())]
+    command = [sys.executable, "-m", "harness.shield", "--step-deadline", "1", "verify", "--graph", files["graph"], "--follow", "-", "--facts", files["facts"]]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdin is not None
+        process.stdin.write(header + "\n" + events[0] + "\n")
+        process.stdin.flush()
+        time.sleep(2.5)
+        process.stdin.write("\n".join(events[1:]) + "\n")
+        out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert "PASS" in out
+    slow = _shield("--step-deadline", "1", "verify", "--graph", _nested_graph(tmp_path), "--follow", "-", "--facts", files["facts"],
+                   stdin="\n".join([header, *events]) + "\n")
+    assert (slow.returncode, slow.stdout) == (2, "")
+    assert slow.stderr == "error: stdin:2: event 0: ran past 1 s of verification (an invariant's evaluation did not return)\n"

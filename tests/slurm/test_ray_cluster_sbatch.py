@@ -42,3 +42,18 @@ def test_ray_cluster_sbatch_runs_the_harness_on_the_jobs_ray_and_stops_it(slurm,
     assert not psutil.pid_exists(started["pid"]), "the replica must not outlive the job"
     assert _job_processes(f"/tmp/ray-{job}") == [], "every Ray process of the job is stopped"
     assert not Path(f"/tmp/ray-{job}").exists()
+
+
+def test_a_ray_head_that_never_starts_ends_the_job_at_once_with_its_reason(slurm, tmp_path: Path) -> None:
+    """With no `ray` command where HARNESS_RAY points, the head's step fails at once; the job
+    used to wait on `ray.init`, which retries an address nobody serves for many minutes."""
+    missing = tmp_path / "no-such-bin" / "ray"
+    job = slurm.submit(
+        f"--output={tmp_path}/slurm-%j.out", "--nodes=1", "--cpus-per-task=1", str(SCRIPT), "judge=none", "limit=1",
+        env={"HARNESS_OUTPUT_ROOT": str(tmp_path / "out"), "HARNESS_PYTHON": sys.executable, "HARNESS_RAY": str(missing)}, cwd=tmp_path,
+    )
+    record = slurm.wait(job, timeout=120)
+    log = (tmp_path / f"slurm-{job}.out").read_text()
+    assert record["JobState"] == "FAILED", log[-2000:]
+    assert f"{missing}: No such file or directory" in log
+    assert "ray-cluster.sbatch: the Ray head's step ended before its GCS at 127.0.0.1:" in log

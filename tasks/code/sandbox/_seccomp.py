@@ -42,6 +42,9 @@ _FATAL = (
     "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "personality",
     "seccomp", "landlock_create_ruleset", "memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
     "setresgid", "setgroups", "setfsuid", "setfsgid", "capset", "socket",
+    # Extended attributes: Landlock grants no right for them and the hook lists no call, so a write
+    # would reach any file the uid may write, outside the jail too (red team sandbox2 `a_xattr`).
+    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
 )
 _AF_UNIX, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 1, 0xF  # socketpair's domain and type (flags above the mask)
 _SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid

@@ -249,3 +249,25 @@ def test_a_candidate_rebinding_os_read_does_not_reach_the_jails_protocol_loop(re
     outcome = check_code(CodeAnchor("HumanEval/0", row["prompt"], row["test"], row["entry_point"], row["canonical_solution"]), text)
     assert outcome.outcome == "pass", outcome.details["reason"]
     assert outcome.details["duration_s"] < 4
+
+
+def test_extended_attributes_of_files_outside_the_jail_cannot_be_written(tmp_path) -> None:
+    """Red team (sandbox2 `a_xattr`): `os.setxattr` on a world-writable file of the machine wrote
+    its attribute with no record: the hook lists no xattr call, and Landlock has no right for them.
+    No honest HumanEval program writes an extended attribute, so the kernel kills the jail at the
+    system call, whichever file it names (the record is the kill)."""
+    import os
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("outside the jail\n")
+    os.chmod(tmp_path, 0o777)
+    os.chmod(victim, 0o666)
+    program = (
+        "import os\ndef probe():\n    try:\n"
+        f"        os.setxattr({str(victim)!r}, 'user.from_jail', b'1')\n"
+        "    except OSError:\n        pass\n    return 1\n"
+    )
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    _require(result.isolation, "seccomp")
+    assert result.outcome == "error" and [event["kind"] for event in result.audit_events] == ["kernel_refusal"]
+    assert os.listxattr(victim) == []

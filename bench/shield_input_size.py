@@ -158,8 +158,24 @@ def prepare(case: str, folder: Path, target: int, shipped: list[dict[str, Any]])
         events = [*opening["events"][:-1], *({**call, "source_index": 2 + 2 * index} for index in range(count))]
         return json.dumps({**opening, "events": events})
 
-    shipped_lines = [json.dumps(trace_data(trial)) for trial in load_results_list(shipped, folder)]
-    batch = lambda n: "\n".join(shipped_lines[i % len(shipped_lines)] for i in range(n)) + "\n"  # noqa: E731
+    def batch(count: int) -> str:
+        """`count` lines of the shipped traces, repeated (converted once, on first use)."""
+        if not shipped_lines:
+            shipped_lines.extend(json.dumps(trace_data(trial)) for trial in load_results_list(shipped, folder))
+        return "\n".join(shipped_lines[i % len(shipped_lines)] for i in range(count)) + "\n"
+
+    shipped_lines: list[str] = []
+    base = json.loads(GRAPH.read_text())
+
+    def chain(count: int) -> str:
+        """The airline graph and a chain of `count` more nodes, the last a goal."""
+        nodes = [{"node_id": f"N{index}", "next_allowed": [f"N{index + 1}"]} for index in range(count)] + [{"node_id": f"N{count}", "is_goal": True}]
+        return json.dumps({**base, "nodes": [*base["nodes"], *nodes]})
+
+    def with_invariants(extra: list[str]) -> str:
+        """The airline graph with `extra` global invariants after its own."""
+        return json.dumps({**base, "global_invariants": [*base["global_invariants"], *extra]})
+
     path = folder / CASES[case]
     if case == "verify_tau_calls":
         path.write_text(fill(calls, target))
@@ -191,48 +207,31 @@ def prepare(case: str, folder: Path, target: int, shipped: list[dict[str, Any]])
                 handle.write(json.dumps(event) + "\n")
         return ["verify", *graph, "--follow", str(path), "--idle-timeout", "1", *replay]
     if case == "check_graph_nodes_at_cap":
-        base = json.loads(GRAPH.read_text())
-        count = MAX_NODES - len(base["nodes"]) - 1
-        nodes = [{"node_id": f"N{index}", "next_allowed": [f"N{index + 1}"]} for index in range(count)] + [{"node_id": f"N{count}", "is_goal": True}]
-        path.write_text(json.dumps({**base, "nodes": [*base["nodes"], *nodes]}))
+        path.write_text(chain(MAX_NODES - len(base["nodes"]) - 1))
         return ["check", "--graph", str(path)]
     if case == "check_graph_nodes":
-        base = json.loads(GRAPH.read_text())
-
-        def chain(count: int) -> str:
-            nodes = [{"node_id": f"N{index}", "next_allowed": [f"N{index + 1}"]} for index in range(count)] + [{"node_id": f"N{count}", "is_goal": True}]
-            return json.dumps({**base, "nodes": [*base["nodes"], *nodes]})
-
         path.write_text(fill(chain, target))
         return ["check", "--graph", str(path)]
     if case == "verify_graph_at_cap_tau_calls_at_cap":
-        base = json.loads(GRAPH.read_text())
         # As many of the longest expressions as the graph's text cap leaves room for (about 127).
         longest = " && ".join(["steps[event.index].calls_in_message <= 1"] * 45)
         used = sum(map(len, base["global_invariants"]))
         extra = [f"{longest} || {index} == 0" for index in range((MAX_EXPRESSION_TEXT - used) // (len(longest) + 12))]
         graph_path = folder / "graph_at_cap.json"
-        graph_path.write_text(json.dumps({**base, "global_invariants": [*base["global_invariants"], *extra]}))
+        graph_path.write_text(with_invariants(extra))
         path.write_text(fill_events(calls, MAX_EVENTS))
         return ["verify", "--graph", str(graph_path), "--trace", str(path), *replay]
     if case == "verify_nested_comprehension":
         # One invariant of eight nested comprehensions over ten numbers, read again at every event:
-        # about 40 s for one evaluation, in native code; the worker is killed at the per-trace deadline.
-        base = json.loads(GRAPH.read_text())
+        # about 40 s for one evaluation, in native code; the worker is killed at the step deadline.
         ten = "[0,1,2,3,4,5,6,7,8,9]"
         nested = "event.index >= 0 && " + ten + "".join(f".all(x{depth}, {ten}" for depth in range(7)) + ".all(y, y >= 0)" + ")" * 7
         graph_path = folder / "graph_nested.json"
-        graph_path.write_text(json.dumps({**base, "global_invariants": [*base["global_invariants"], nested]}))
+        graph_path.write_text(with_invariants([nested]))
         path.write_text(json.dumps(trace_data(load_results_list(shipped, folder)[0])))
         return ["verify", "--graph", str(graph_path), "--trace", str(path), *replay]
     if case == "check_graph_invariants":
-        base = json.loads(GRAPH.read_text())
-
-        def graph_text(count: int) -> str:
-            extra = [f"size(steps) >= 0 || {index} == {index}" for index in range(count)]
-            return json.dumps({**base, "global_invariants": list(base.get("global_invariants", [])) + extra})
-
-        path.write_text(fill(graph_text, target))
+        path.write_text(fill(lambda count: with_invariants([f"size(steps) >= 0 || {index} == {index}" for index in range(count)]), target))
         return ["check", "--graph", str(path)]
     raise SystemExit(f"unknown case {case!r}")
 

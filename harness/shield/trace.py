@@ -64,6 +64,11 @@ class Trace(BaseModel):
     events: tuple[TraceEvent, ...]
 
 
+def _over_cap(what: str) -> HarnessError:
+    """The one refusal of an input over `MAX_EVENTS`, for a trace and for a JSONL file alike."""
+    return HarnessError(f"{what}, more than the {MAX_EVENTS:,} one input file may hold (split it: a directory of files is read one file at a time)")
+
+
 def event_count(data: Any) -> int:
     """The events a parsed trace holds (0 when it has no list of them: the schema says why)."""
     events = data.get("events") if isinstance(data, dict) else None
@@ -75,10 +80,7 @@ def parse_trace(data: Any, source: str) -> Trace:
     A trace over `MAX_EVENTS` is refused first, before the schema walks its events."""
     count = event_count(data)
     if count > MAX_EVENTS:
-        raise HarnessError(
-            f"{source}: the trace has {count:,} events, more than the {MAX_EVENTS:,} one input file may hold "
-            "(split it: a directory of files is read one file at a time)"
-        )
+        raise _over_cap(f"{source}: the trace has {count:,} events")
     validate("trace", data, source)
     return Trace.model_validate(data)
 
@@ -101,10 +103,7 @@ def _jsonl(path: str) -> Iterator[tuple[str, Trace]]:
         data = loads(decode(raw, where, "trace"), where, "trace")
         total += event_count(data)
         if total > MAX_EVENTS:
-            raise HarnessError(
-                f"{where}: the file's traces have {total:,} events by this line, more than the {MAX_EVENTS:,} "
-                "one input file may hold (split it: a directory of files is read one file at a time)"
-            )
+            raise _over_cap(f"{where}: the file's traces have {total:,} events by this line")
         parsed.append((where, data))
     for where, data in parsed:
         trace = parse_trace(data, where)

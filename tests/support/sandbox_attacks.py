@@ -4,6 +4,7 @@ event that must be recorded."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -169,7 +170,7 @@ ATTACKS = [
                     return "threshold" in json.loads(line)["test"]
         """),
         {"error"},
-        "file_read",
+        None,  # not in the jail's own root (`_root.py`): its open fails as a missing file's, no record
     ),
     ("ctypes_escape", body("import ctypes; ctypes.CDLL(None).exit(0)"), {"error"}, "ctypes"),
     (
@@ -189,3 +190,17 @@ ATTACKS = [
     ("memory_bomb", body("x = [0] * (10 ** 10)"), {"memory_exceeded"}, None),
     ("fork_bomb", body("import os\nwhile True: os.fork()"), {"error"}, "process_spawn"),
 ]
+
+
+def jails_under(root: str) -> list[int]:
+    """Live processes whose working directory is a work dir under `root` (only jails have one)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd").startswith(root + "/"):
+                found.append(int(entry))
+        except OSError:
+            continue  # gone, or not ours to inspect
+    return found

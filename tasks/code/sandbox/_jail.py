@@ -53,6 +53,7 @@ import sys
 import _cgroup
 import _hook
 import _landlock
+import _root
 import _seccomp
 import _wire
 
@@ -95,8 +96,11 @@ def _set_limits(limits):
 
 
 def _namespaces(libc, workdir, disk_mb, shm_mb, network, plan):
-    """Network, mount, IPC and UTS namespaces, a tmpfs of `disk_mb` on the work dir, and the
-    standard library exposed to other uids (`_expose`); the names of what applied."""
+    """Network, mount, IPC and UTS namespaces, then the jail's own root (`_root.enter`: the
+    readable paths, the work dir's tmpfs of `disk_mb`, a private /dev/shm, and nothing else of the
+    machine); where that cannot be built, the machine's tree with those two tmpfs mounted on it
+    and the standard library exposed to other uids (`_expose`). The names of what applied, and
+    whether the jail can still import the standard library once unprivileged."""
     applied = []
     if network and libc.unshare(_CLONE_NEWNET) == 0:
         applied.append("netns")
@@ -104,13 +108,26 @@ def _namespaces(libc, workdir, disk_mb, shm_mb, network, plan):
         return applied, False
     if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return applied, False
+    exposure, root_plan = plan
+    if root_plan is not None:
+        try:
+            return applied + _root.enter(libc, root_plan, workdir, workdir, disk_mb, shm_mb, SHM), True
+        except OSError:
+            pass  # nothing pivoted: the machine's tree, confined by Landlock and the hook alone
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
     if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
         applied.append("tmpfs_workdir")
     shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
     if os.path.isdir(SHM) and libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
         applied.append("private_shm")
-    return applied, _expose(libc, plan)
+    return applied, _expose(libc, exposure)
+
+
+def mount_plan(readable, confined=True):
+    """(exposure, root): `exposure_plan(readable)`, and `_root.plan(readable)` when the jail is
+    `confined` to the readable paths (None otherwise: without a policy it sees the machine).
+    Computed once by the fork server; applied per jail by `_namespaces`."""
+    return exposure_plan(readable), _root.plan(readable) if confined else None
 
 
 def exposure_plan(readable):
@@ -152,8 +169,10 @@ def _expose(libc, plan):
     return True
 
 
-def _drop_privileges(libc, uid, workdir):
-    """Become `uid`/`uid` with no groups and no capabilities; True when that holds afterwards."""
+def _drop_privileges(libc, uid, workdir, status_fd):
+    """Become `uid`/`uid` with no groups and no capabilities; True when that holds afterwards, as
+    `status_fd` (this process's /proc/self/status, opened before the jail's root left /proc out)
+    shows."""
     if os.geteuid() != 0:
         return False
     os.chown(workdir, uid, uid)
@@ -165,8 +184,8 @@ def _drop_privileges(libc, uid, workdir):
     os.setresuid(uid, uid, uid)
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)  # after setresuid, which clears it
-    with open("/proc/self/status") as status:
-        capabilities = [line.split()[1] for line in status if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))]
+    status = os.pread(status_fd, 1 << 16, 0).decode("ascii", "replace").splitlines()
+    capabilities = [line.split()[1] for line in status if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))]
     return os.getresuid() == (uid, uid, uid) and os.getgroups() == [uid] and set(capabilities) == {"0000000000000000"}
 
 
@@ -214,18 +233,27 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     isolation = ["pidns"] if in_pidns else []
     isolation += _cgroup.applied()  # entered by its init before the fork
     exposed = False
+    status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
     if os.geteuid() == 0:
         applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
         isolation += applied
     os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
-    if exposed and _drop_privileges(libc, uid, workdir):  # without the exposure it could not import
+    if exposed and _drop_privileges(libc, uid, workdir, status_fd):  # without the exposure it could not import
         isolation.append("unprivileged_uid")
+    os.close(status_fd)  # the last descriptor of the machine's tree but 0-2 (the server's, char devices and a file)
     _set_limits(job["limits"])
-    if ruleset_fd >= 0 and _landlock.restrict(ruleset_fd):
-        isolation.append("landlock")
-    if ruleset_fd >= 0:
+    shm = SHM if "private_shm" in isolation else None
+    if ruleset_fd >= 0 and "minimal_root" in isolation:
+        # The server's read layer names the machine's paths, and its write grant (the sandbox
+        # root) lies outside this root: one layer of the jail's own instead, reads below its root.
         os.close(ruleset_fd)
-        isolation += _landlock.confine_jail(workdir, SHM if "private_shm" in isolation else None)
+        confined = _landlock.confine_jail(workdir, shm, readable_root="/")
+        isolation += ["landlock"] + confined if confined else []
+    elif ruleset_fd >= 0:
+        if _landlock.restrict(ruleset_fd):
+            isolation.append("landlock")
+        os.close(ruleset_fd)
+        isolation += _landlock.confine_jail(workdir, shm)
     os.environ.clear()  # forked from the fork server, the jail starts with the server's environment
     os.environ.update(job["environment"])
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -114,12 +114,15 @@ def restrict(ruleset):
     return libc.syscall(_RESTRICT_SELF, ruleset, 0) == 0
 
 
-def confine_jail(workdir, shm=None):
+def confine_jail(workdir, shm=None, readable_root=None):
     """The jail's own layer (see the module docstring); the names of the measures that applied.
-    `shm`: the jail's private /dev/shm (mounted in its own namespace), writable like the work dir."""
+    `shm`: the jail's private /dev/shm (mounted in its own namespace), writable like the work dir.
+    `readable_root`: in a jail that has a root of its own (`_root.py`), the layer also handles
+    reading, and grants it below that root (everything there is readable by construction): it
+    then replaces the server's read layer, whose write grant lies outside that root."""
     libc = _libc()
     version = abi()
-    rights = _fs_rights(version) & ~_READ
+    rights = _fs_rights(version) if readable_root else _fs_rights(version) & ~_READ
     if not rights:
         return []
     net = _NET_BIND_TCP | _NET_CONNECT_TCP if version >= 4 else 0
@@ -129,7 +132,8 @@ def confine_jail(workdir, shm=None):
         return []
     try:
         writable = [(workdir, rights)] + ([(shm, rights)] if shm else [])
-        if not _add_rules(libc, ruleset, rights, [*writable, ("/dev/null", _WRITE_FILE)]):
+        reads = [(readable_root, _READ)] if readable_root else []
+        if not _add_rules(libc, ruleset, rights, [*writable, *reads, ("/dev/null", _WRITE_FILE)]):
             return []
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
             return []

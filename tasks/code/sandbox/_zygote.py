@@ -100,7 +100,7 @@ class _Forker:
         if policy:
             root, *readable = policy.split("\0")
             self.ruleset, self.readable = _landlock.read_ruleset(readable, root), _landlock.prefixes(readable)
-        self.plan = _jail.exposure_plan(readable if policy else _default_readable())
+        self.plan = _jail.mount_plan(readable if policy else _default_readable(), bool(policy))
         try:
             self.own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:

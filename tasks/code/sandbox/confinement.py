@@ -19,6 +19,8 @@ import tempfile
 import threading
 
 _PACKAGE_DIRS = ("site-packages", "dist-packages")
+# The device nodes an ordinary program uses (the jail's /dev holds these and its private /dev/shm).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 
 
 @functools.cache
@@ -26,11 +28,12 @@ def readable_paths() -> tuple[str, ...]:
     """The stdlib's entries except package dirs, its neighbours in a private `<prefix>/lib`
     (libpython), the multiarch shared-library dirs (not /usr/lib wholesale: Debian's dist-packages
     live there), the loader cache, time-zone and locale data (`locale.setlocale(LC_ALL, "")` reads
-    it) and /dev/null. Missing paths are skipped later."""
+    it) and `DEVICES`. Missing paths are skipped later. In a jail with a root of its own
+    (`_root.py`) these are all it sees of the machine."""
     stdlib = sysconfig.get_paths()["stdlib"]
     library = os.path.dirname(stdlib)
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""
-    paths = ["/dev/null", "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/usr/lib/locale", "/usr/share/locale", "/lib64", "/usr/lib64"]
+    paths = [*DEVICES, "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/usr/lib/locale", "/usr/share/locale", "/lib64", "/usr/lib64"]
     if multiarch:
         paths += [f"/lib/{multiarch}", f"/usr/lib/{multiarch}"]
     paths += [os.path.join(stdlib, name) for name in sorted(os.listdir(stdlib)) if name not in _PACKAGE_DIRS]

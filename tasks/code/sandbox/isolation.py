@@ -14,6 +14,7 @@ MEASURES: dict[str, str] = {
     "pidns": "a PID namespace of its own, below an init and a session-leading parent: nothing outlives the run, no outside pid is visible",
     "netns": "an empty network namespace",
     "tmpfs_workdir": "a size-limited tmpfs work dir in a private mount namespace (aggregate disk cap)",
+    "minimal_root": "a root of its own (`_root.py`): read-only binds of the readable paths and four /dev nodes, its work dir and /dev/shm, nothing else of the machine",
     "private_shm": "a size-limited /dev/shm of its own (POSIX semaphores and shared memory), shared with no one",
     "unprivileged_uid": "an unprivileged uid and gid of its own, no groups, no capabilities",
     "rlimits": "CPU seconds, address space, file size, descriptors, threads, no core dumps",

@@ -18,7 +18,7 @@ import pytest
 from tasks.code.sandbox import SandboxLimits, forkserver, run_tests
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tests.support.ci import unavailable
-from tests.support.sandbox_attacks import ATTACKS, FAST, ROWS, human_eval_anchor
+from tests.support.sandbox_attacks import ATTACKS, FAST, ROWS, human_eval_anchor, jails_under
 
 LAUNCHERS = ["fork_server", "exec"]
 REPOSITORY = Path(__file__).resolve().parents[3]
@@ -179,20 +179,6 @@ run_tests({program!r}, "def check(candidate):\\n    assert candidate() == 1\\n",
 """
 
 
-def _jails_under(root: str) -> list[int]:
-    """Live processes whose working directory is a work dir under `root` (only jails have one)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.readlink(f"/proc/{entry}/cwd").startswith(root + "/"):
-                found.append(int(entry))
-        except OSError:
-            continue  # gone, or not ours to inspect
-    return found
-
-
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_a_killed_parent_leaves_no_jail_behind(launcher: str) -> None:
     import subprocess
@@ -208,7 +194,7 @@ def test_a_killed_parent_leaves_no_jail_behind(launcher: str) -> None:
         deadline = time.monotonic() + 20
 
         def in_call() -> bool:  # the jail is inside its call, so only a kill can end it now
-            return any(os.path.exists(f"/proc/{pid}/cwd/in-call") for pid in _jails_under(root))
+            return any(os.path.exists(f"/proc/{pid}/cwd/in-call") for pid in jails_under(root))
 
         while not in_call() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -218,6 +204,6 @@ def test_a_killed_parent_leaves_no_jail_behind(launcher: str) -> None:
         parent.kill()
         parent.wait()
     deadline = time.monotonic() + 5
-    while _jails_under(root) and time.monotonic() < deadline:
+    while jails_under(root) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _jails_under(root) == []
+    assert jails_under(root) == []

@@ -5,15 +5,19 @@ Each case is a candidate *body* for HumanEval/0 (`has_close_elements`) unless it
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from tasks.code import check_code
 from tasks.code.sandbox import SandboxLimits, run_tests
+from tasks.code.sandbox.confinement import sandbox_root
 from tests.support.ci import unavailable
-from tests.support.sandbox_attacks import ATTACKS, FAST, OUTSIDE, ROWS, body, human_eval_anchor
+from tests.support.sandbox_attacks import ATTACKS, FAST, OUTSIDE, ROWS, body, human_eval_anchor, jails_under
 
 
 @pytest.mark.parametrize(("text", "outcomes", "event_kind"), [a[1:] for a in ATTACKS], ids=[a[0] for a in ATTACKS])
@@ -48,14 +52,27 @@ def test_honest_solution_passes_with_evidence() -> None:
 
 
 def test_the_network_namespace_is_reported_exactly_when_it_holds() -> None:
-    # The jail reads its own namespace link (readlink is no Landlock right and no audit event) and
-    # the hidden test, run here, compares it with ours: a pass means the jail's network is not ours.
+    # The jail has no /proc (`_root.py`), so this process reads the jail's namespace link while
+    # its call sleeps, and compares it with its own: a difference means the jail's network is not ours.
     ours = os.readlink("/proc/self/ns/net")
-    probe = "import os\ndef probe():\n    return os.readlink('/proc/self/ns/net')\n"
-    result = run_tests(probe, f"def check(candidate):\n    assert candidate() != {ours!r}\n", "probe", FAST)
-    assert result.outcome in {"pass", "wrong_answer"}, result.reason
-    held = result.outcome == "pass"
-    assert held == ("netns" in result.isolation), (result.isolation, result.reason)  # claimed exactly when it holds
+    seen: list[str] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + 4
+        while not seen and time.monotonic() < deadline:
+            for pid in jails_under(sandbox_root()):
+                with contextlib.suppress(OSError):
+                    seen.append(os.readlink(f"/proc/{pid}/ns/net"))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    probe = "import time\ndef probe():\n    time.sleep(1)\n    return 1\n"
+    result = run_tests(probe, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    watcher.join()
+    assert result.outcome == "pass" and seen, (result.reason, seen)
+    held = seen[0] != ours
+    assert held == ("netns" in result.isolation), (result.isolation, seen)  # claimed exactly when it holds
     if held:
         return
     assert os.geteuid() != 0, f"root, yet the jail shares this process's network namespace {ours}"

@@ -308,6 +308,9 @@ def test_reading_outside_is_recorded_unless_the_path_does_not_exist(path: str, r
     assert result.outcome == "pass", result.reason
     if "landlock" not in result.isolation:
         unavailable("Landlock did not apply here")
+    # In a root of its own (`_root.py`) none of them is there: each open fails as for a missing file
+    # and leaves no record (the kernel, not the hook, keeps the machine's files out of reach).
+    recorded = recorded and "minimal_root" not in result.isolation
     assert ("file_read" in {event["kind"] for event in result.audit_events}) == recorded, result.audit_events
 
 

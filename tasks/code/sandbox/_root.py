@@ -1,0 +1,117 @@
+"""The jail's own root (untrusted side, standard library only): a mount view where nothing of the
+machine is reachable.
+
+A list of refusals (Landlock rules, audit-hook checks) over the machine's whole mount tree leaves
+every call it does not name as a way around it: `..` from any directory descriptor, `O_PATH`
+descriptors and `utimensat`, which Landlock does not check, metadata calls the hook never sees
+with their `dir_fd`. So the jail does not see that tree at all: it pivots into a small tmpfs that
+holds, at their own paths (so `sys.path`, `__file__`s and loaded modules stay valid),
+  - a read-only bind of each path `confinement.readable_paths` lists (the standard library without
+    its package dirs, the shared libraries, the loader cache, time-zone and locale data, and the
+    device nodes /dev/null, /dev/zero, /dev/random, /dev/urandom), with the symbolic links met on
+    the way to them (/lib -> usr/lib) recreated as links;
+  - /dev/shm, the jail's private tmpfs (`_jail.SHM`), and the work dir's tmpfs;
+and nothing else: no /proc, /sys, /etc but the loader cache and the local time, no other /dev
+node, no other user's file. Every bind and the root itself are read-only (`MS_RDONLY`, and
+`MS_NOSUID|MS_NODEV` but for the device nodes, which need their device), so utime, chmod, chown,
+creating or linking there fail with EROFS whatever path or descriptor leads there; a hard link or
+rename out of a bind fails with EXDEV (another mount). The old root is detached after the pivot,
+so no path, `..` or descriptor opened later reaches it.
+
+`plan(readable)` is computed once by the fork server; `enter(libc, plan, staging, workdir...)` is
+called per jail, as root, in its fresh mount namespace, before it drops its privileges.
+"""
+
+import os
+
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 1 << 12
+_MNT_DETACH = 2
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, -1)
+_MAX_LINKS = 40  # as the kernel's own bound on links followed in one walk
+
+
+def _walk(path):
+    """([(link, target)], real path): the symbolic links met on the way to `path` (each at its
+    own real location), and where the walk ends."""
+    links, pending, current = [], path.strip("/").split("/"), "/"
+    while pending and len(links) <= _MAX_LINKS:
+        name = pending.pop(0)
+        if name in ("", "."):
+            continue
+        candidate = os.path.dirname(current) if name == ".." else os.path.join(current, name)
+        if name != ".." and os.path.islink(candidate):
+            target = os.readlink(candidate)
+            links.append((candidate, target))
+            pending = os.path.join(current, target).strip("/").split("/") + pending
+            current = "/"
+        else:
+            current = candidate
+    return links, current
+
+
+def plan(readable):
+    """(links, binds): the links to recreate, [(path, target)], and the real paths to bind,
+    [(path, is_dir)], none below another, for the readable paths that exist."""
+    links, binds = {}, {}
+    for path in readable:
+        met, real = _walk(os.path.abspath(path))
+        if not os.path.exists(real):
+            continue
+        links.update(met)
+        binds[real] = os.path.isdir(real)
+    kept = sorted(binds)
+    kept = [path for path in kept if not any(path.startswith(other.rstrip("/") + "/") for other in kept if other != path)]
+    beneath = tuple(path.rstrip("/") + "/" for path in kept)
+    return (
+        tuple((link, target) for link, target in sorted(links.items()) if not link.startswith(beneath)),
+        tuple((path, binds[path]) for path in kept),
+    )
+
+
+def _mount(libc, source, target, kind, flags, options=None):
+    if libc.mount(source, target.encode(), kind, flags, options) != 0:
+        raise OSError(f"mount {target}")
+
+
+def _bind_read_only(libc, source, target, is_dir):
+    """Bind `source` at `target` (made as an empty directory or file), then remount it read-only:
+    a bind takes the flags of its source until it is remounted."""
+    if is_dir:
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+    _mount(libc, source.encode(), target, None, _MS_BIND)
+    device = source.startswith("/dev/")
+    flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | (_MS_NOEXEC if device else _MS_NODEV)
+    _mount(libc, None, target, None, flags)
+
+
+def enter(libc, root_plan, staging, workdir, disk_mb, shm_mb, shm):
+    """Build the root on `staging` (an empty directory of the jail's mount namespace), mount the
+    work dir's tmpfs (`disk_mb`) and the private /dev/shm (`shm_mb`) in it, pivot into it and
+    detach the old root. The names of what applied ("tmpfs_workdir", "private_shm",
+    "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
+    links, binds = root_plan
+    _mount(libc, b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    for link, target in links:
+        os.makedirs(os.path.dirname(staging + link), mode=0o755, exist_ok=True)
+        os.symlink(target, staging + link)
+    for path, is_dir in binds:
+        _bind_read_only(libc, path, staging + path, is_dir)
+    os.makedirs(staging + workdir, mode=0o711, exist_ok=True)
+    options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
+    _mount(libc, b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+    os.makedirs(staging + shm, mode=0o755, exist_ok=True)
+    shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
+    _mount(libc, b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options)
+    _mount(libc, None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    os.chdir(staging)
+    # pivot_root(".", "."): the old root ends up mounted on top of the new one, and detaching "."
+    # then removes exactly it (pivot_root(2), "NOTES").
+    if libc.syscall(_PIVOT_ROOT, b".", b".") != 0:
+        raise OSError("pivot_root")
+    if libc.umount2(b".", _MNT_DETACH) != 0:  # pivoted: no falling back to the machine's tree now
+        raise RuntimeError("the old root could not be detached")
+    os.chdir("/")
+    return ["tmpfs_workdir", "private_shm", "minimal_root"]

@@ -9,7 +9,9 @@ holds, at their own paths (so `sys.path`, `__file__`s and loaded modules stay va
   - a read-only bind of each path `confinement.readable_paths` lists (the standard library without
     its package dirs, the shared libraries, the loader cache, time-zone and locale data, and the
     device nodes /dev/null, /dev/zero, /dev/random, /dev/urandom), with the symbolic links met on
-    the way to them (/lib -> usr/lib) recreated as links;
+    the way to them (/lib -> usr/lib) recreated as links; where a directory's entries are all
+    listed but a package dir or two, the directory is bound whole and those are covered with an
+    empty read-only tmpfs (`_coalesce`: the standard library is one bind, not two hundred);
   - /dev/shm, the jail's private tmpfs (`_jail.SHM`), and the work dir's tmpfs;
 and nothing else: no /proc, /sys, /etc but the loader cache and the local time, no other /dev
 node, no other user's file. Every bind and the root itself are read-only (`MS_RDONLY`, and
@@ -50,8 +52,9 @@ def _walk(path):
 
 
 def plan(readable):
-    """(links, binds): the links to recreate, [(path, target)], and the real paths to bind,
-    [(path, is_dir)], none below another, for the readable paths that exist."""
+    """(links, binds, covers): the links to recreate, [(path, target)]; the real paths to bind,
+    [(path, is_dir)], none below another; and the directories inside those binds to cover with an
+    empty read-only tmpfs (`_coalesce`). For the readable paths that exist."""
     links, binds = {}, {}
     for path in readable:
         met, real = _walk(os.path.abspath(path))
@@ -59,13 +62,49 @@ def plan(readable):
             continue
         links.update(met)
         binds[real] = os.path.isdir(real)
+    covers = _coalesce(binds, links)
     kept = sorted(binds)
     kept = [path for path in kept if not any(path.startswith(other.rstrip("/") + "/") for other in kept if other != path)]
     beneath = tuple(path.rstrip("/") + "/" for path in kept)
     return (
         tuple((link, target) for link, target in sorted(links.items()) if not link.startswith(beneath)),
         tuple((path, binds[path]) for path in kept),
+        tuple(sorted(path for path in covers if path.startswith(beneath))),
     )
+
+
+_MAX_COVERS = 2  # per directory: the package dirs beside the standard library's modules
+
+
+def _coalesce(binds, links):
+    """Replace, in `binds`, the children of a directory by the directory itself where all of its
+    entries are readable but at most `_MAX_COVERS` real directories (site-packages beside the
+    standard library's modules), and return those directories, which the jail covers with an
+    empty tmpfs: two mounts where there were hundreds (each costs a jail about 40 us). Repeated up
+    the tree while it applies (the standard library, then the private prefix's lib around it)."""
+    covers = set()
+    while True:
+        parents = {}
+        for path in binds:
+            parents.setdefault(os.path.dirname(path), []).append(path)
+        merged = False
+        for parent, children in parents.items():
+            if parent in ("/", "/dev") or len(children) < 2:  # /dev: its nodes keep their own binds
+                continue
+            try:
+                entries = [os.path.join(parent, name) for name in os.listdir(parent)]
+            except OSError:
+                continue
+            absent = [entry for entry in entries if entry not in binds and entry not in links]
+            if len(absent) > _MAX_COVERS or not all(os.path.isdir(entry) and not os.path.islink(entry) for entry in absent):
+                continue
+            for child in children:
+                del binds[child]
+            binds[parent] = True
+            covers.update(absent)
+            merged = True
+        if not merged:
+            return covers
 
 
 def _mount(libc, source, target, kind, flags, options=None):
@@ -92,13 +131,15 @@ def enter(libc, root_plan, staging, workdir, disk_mb, shm_mb, shm):
     work dir's tmpfs (`disk_mb`) and the private /dev/shm (`shm_mb`) in it, pivot into it and
     detach the old root. The names of what applied ("tmpfs_workdir", "private_shm",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
-    links, binds = root_plan
+    links, binds, covers = root_plan
     _mount(libc, b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
     for link, target in links:
         os.makedirs(os.path.dirname(staging + link), mode=0o755, exist_ok=True)
         os.symlink(target, staging + link)
     for path, is_dir in binds:
         _bind_read_only(libc, path, staging + path, is_dir)
+    for path in covers:  # what lies below a bound directory but is not readable: hidden, empty
+        _mount(libc, b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
     os.makedirs(staging + workdir, mode=0o711, exist_ok=True)
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
     _mount(libc, b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import sysconfig
 import tempfile
 import textwrap
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from tasks.code.sandbox.confinement import readable_paths
 from tests.support.ci import unavailable
 from tests.support.sandbox_attacks import FAST
 
+SITE_PACKAGES = sysconfig.get_paths()["purelib"]  # the hidden tests' package lives here
 DEV_NODES = ["null", "random", "shm", "urandom", "zero"]
 # `..` from /dev/shm, far enough to pass any root, from a working directory as deep (the audit hook
 # resolves a relative path against the working directory, and never sees `dir_fd`)
@@ -90,6 +92,7 @@ VIEW = [
     ("dev_autofs_is_absent_by_a_dir_fd_walk", "tried(lambda: os.open('dev/autofs', os.O_RDONLY, dir_fd=top))", "FileNotFoundError"),
     ("dot_dot_from_shm_ends_at_the_jail_root", "sorted(os.listdir(top)) == sorted(os.listdir('/'))", True),
     ("no_proc", "os.path.exists('/proc')", False),
+    ("site_packages_is_an_empty_cover", f"os.listdir({SITE_PACKAGES!r}) if os.path.isdir({SITE_PACKAGES!r}) else []", []),
     ("no_etc_passwd", "os.path.exists('/etc/passwd')", False),
     ("utime_on_root", "tried(lambda: os.utime(top))", "OSError(EROFS)"),
     ("utime_on_dev_null", "tried(lambda: os.utime('dev/null', dir_fd=top))", "OSError(EROFS)"),

@@ -14,8 +14,14 @@ it really applied; `isolation.py` lists them all):
                   when the init exits, the kernel kills everything left in the namespace, and no
                   pid outside is visible
   netns           an empty network namespace
-  tmpfs_workdir   a private mount namespace with a size-limited tmpfs on the work dir: the
-                  aggregate disk cap (RLIMIT_FSIZE bounds each file, not their sum)
+  minimal_root    in a private mount namespace, a root of its own (`_root.py`), pivoted into with
+                  the machine's root detached: read-only binds of the readable paths at their own
+                  paths, /dev with null, zero, random, urandom and shm, the work dir; nothing else
+                  of the machine is reachable by any path, `..` or descriptor opened after it.
+                  Without it (no root, or the root could not be built) the machine's tree, with
+                  the two tmpfs below mounted on it and the standard library re-exposed (`_expose`)
+  tmpfs_workdir   a size-limited tmpfs on the work dir: the aggregate disk cap (RLIMIT_FSIZE
+                  bounds each file, not their sum)
   private_shm     a size-limited tmpfs of its own on /dev/shm (POSIX semaphores and shared memory,
                   which multiprocessing's locks need): nothing there is shared with anyone
   unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
@@ -23,7 +29,8 @@ it really applied; `isolation.py` lists them all):
   memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
                   tmpfs pages included) and its number of tasks, bounded by the kernel
   rlimits         CPU seconds, address space, file size, open files, no core dumps
-  landlock        reads only the standard library and shared libraries, writes only the work dir
+  landlock        reads only the standard library and shared libraries (in its own root: one layer
+                  of its own, reads below that root), writes only the work dir and /dev/shm
                   (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets
                   outside its own domain (`landlock_signal_scope`)
   stdin_devnull   fd 0 is /dev/null (the job arrived on the request pipe, which is drained)

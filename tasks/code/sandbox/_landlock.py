@@ -12,6 +12,10 @@ tests themselves), this repository's anchors, the parent's temporary files. Two 
   (and its private /dev/shm),
   no TCP bind or connect (ABI 4+), and scoped (ABI 6+) so it can neither signal nor reach abstract
   Unix sockets outside its own domain. Returns the names of what applied.
+In a jail with a root of its own (`_root.py`, which already holds nothing but the readable paths)
+the first layer is not applied: its write grant names the machine's sandbox root, which lies
+outside that root, and its /dev grant is moot there. `confine_jail(..., readable_root="/")` is then
+the one layer: reads below the jail's root, the same write rules, network and scope.
 The kernel enforces this below the audit hook. All `ctypes` calls happen before the audit hook
 (which refuses ctypes) is installed; Landlock forbids mounting, so the work dir's tmpfs is mounted
 before any layer applies.

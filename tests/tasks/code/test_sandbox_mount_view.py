@@ -86,7 +86,8 @@ def test_a_machine_file_outside_the_jail_keeps_its_mtime_and_content(victim: str
 
 # What a probe run in the jail sees, as (id, expression, expected value): one jail for all of them.
 # Paths go through descriptors (`top`: the root reached by `..`, `lib`: the json package's
-# directory) that the audit hook never judges, so each answer is the kernel's.
+# directory) that the audit hook never judges, relative ones from a working directory deep in the
+# work dir (the hook resolves them against it: inside), so each answer is the kernel's.
 VIEW = [
     ("dev_holds_only_the_ordinary_nodes", "sorted(os.listdir('/dev'))", DEV_NODES),
     ("dev_autofs_is_absent_by_a_dir_fd_walk", "tried(lambda: os.open('dev/autofs', os.O_RDONLY, dir_fd=top))", "FileNotFoundError"),
@@ -95,6 +96,9 @@ VIEW = [
     ("site_packages_is_an_empty_cover", f"os.listdir({SITE_PACKAGES!r}) if os.path.isdir({SITE_PACKAGES!r}) else []", []),
     ("no_etc_passwd", "os.path.exists('/etc/passwd')", False),
     ("utime_on_root", "tried(lambda: os.utime(top))", "OSError(EROFS)"),
+    ("chown_through_the_root", "tried(lambda: os.chown('dev/null', 1, 1, dir_fd=top))", "OSError(EROFS)"),
+    ("symlink_in_the_root", "tried(lambda: os.symlink('x', 'way_out', dir_fd=top))", "OSError(EROFS)"),
+    ("no_walk_from_the_inherited_descriptors", "[tried(lambda: os.open('..', os.O_PATH, dir_fd=fd)) for fd in (0, 1, 2)]", ["OSError(ENOTDIR)"] * 3),
     ("utime_on_dev_null", "tried(lambda: os.utime('dev/null', dir_fd=top))", "OSError(EROFS)"),
     ("dev_null_still_writes", "os.write(os.open('/dev/null', os.O_WRONLY), b'x')", 1),
     ("dev_urandom_reads", "len(os.read(os.open('/dev/urandom', os.O_RDONLY), 4))", 4),
@@ -125,7 +129,7 @@ def tried(action):
 """
     + WALK
     + "lib = os.open(os.path.dirname(json.__file__), os.O_RDONLY | os.O_DIRECTORY)\n"
-    + "def probe():\n    seen = {}\n"
+    + "def probe():\n    os.chdir(deep)\n    seen = {}\n"
     + "".join(
         f"    try:\n        seen[{name!r}] = {expression}\n    except Exception as error:\n        seen[{name!r}] = repr(error)\n"
         for name, expression, _ in VIEW

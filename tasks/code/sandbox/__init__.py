@@ -6,7 +6,9 @@ Design (each part is one module):
   jail; neither do its expected values.
 - The candidate's program runs in a jail (`_jail.py`), forked per run by a warm fork server
   (`_zygote.py`, `forkserver.py`): PID 1 of its own PID namespace, an empty network namespace, a
-  private mount namespace with a size-limited tmpfs work dir, an unprivileged uid of its own with
+  private mount namespace with a root of its own (`_root.py`: read-only binds of what it may read,
+  four /dev nodes, a private /dev/shm and a size-limited tmpfs work dir, nothing else of the
+  machine), an unprivileged uid of its own with
   no capabilities, rlimits, Landlock (reads: the standard library; writes: the work dir; no TCP; no
   signals outside itself), seccomp (no new processes, exec, ptrace, or signals outside the jail),
   fd 0 on /dev/null, and an audit hook that records what the shield must see (`_hook.py`).

@@ -35,7 +35,8 @@ _MAX_LINKS = 40  # as the kernel's own bound on links followed in one walk
 def _walk(path):
     """([(link, target)], real path): the symbolic links met on the way to `path` (each at its
     own real location), and where the walk ends."""
-    links, pending, current = [], path.strip("/").split("/"), "/"
+    links: list[tuple[str, str]] = []
+    pending, current = path.strip("/").split("/"), "/"
     while pending and len(links) <= _MAX_LINKS:
         name = pending.pop(0)
         if name in ("", "."):
@@ -84,7 +85,7 @@ def _coalesce(binds, links):
     the tree while it applies (the standard library, then the private prefix's lib around it)."""
     covers = set()
     while True:
-        parents = {}
+        parents: dict[str, list[str]] = {}
         for path in binds:
             parents.setdefault(os.path.dirname(path), []).append(path)
         merged = False

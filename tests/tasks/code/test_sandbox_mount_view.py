@@ -99,6 +99,7 @@ VIEW = [
     ("chown_through_the_root", "tried(lambda: os.chown('dev/null', 1, 1, dir_fd=top))", "OSError(EROFS)"),
     ("symlink_in_the_root", "tried(lambda: os.symlink('x', 'way_out', dir_fd=top))", "OSError(EROFS)"),
     ("no_walk_from_the_inherited_descriptors", "[tried(lambda: os.open('..', os.O_PATH, dir_fd=fd)) for fd in (0, 1, 2)]", ["OSError(ENOTDIR)"] * 3),
+    ("no_other_directory_descriptor_open", "[fd for fd in range(64) if fd not in (shm, top, lib) and tried(lambda: os.listdir(fd)) == 'done']", []),
     ("utime_on_dev_null", "tried(lambda: os.utime('dev/null', dir_fd=top))", "OSError(EROFS)"),
     ("dev_null_still_writes", "os.write(os.open('/dev/null', os.O_WRONLY), b'x')", 1),
     ("dev_urandom_reads", "len(os.read(os.open('/dev/urandom', os.O_RDONLY), 4))", 4),

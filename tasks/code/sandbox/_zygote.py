@@ -55,24 +55,18 @@ import socket  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# Warm the jail's imports (the point of the server), and what HumanEval-style programs import.
-import atexit  # noqa: E402, F401
-import collections  # noqa: E402, F401
-import functools  # noqa: E402, F401
-import hashlib  # noqa: E402, F401
-import itertools  # noqa: E402, F401
-import json  # noqa: E402, F401
-import math  # noqa: E402, F401
-import re  # noqa: E402, F401
-import string  # noqa: E402, F401
-import typing  # noqa: E402, F401
-
+# Only what the jail's own code needs is imported here (the point of the server). The jail cuts
+# `sys.modules` back to START_MODULES, so a module the candidate imports that a plain python3 does
+# not hold at start (hashlib, string, json) is a fresh import from disk whatever this server holds:
+# warming it here would only make every fork and every exit of a jail dearer (hashlib alone maps
+# libcrypto: 16 more mappings and 0.6 MiB more anonymous memory to copy per fork).
 import _cgroup  # noqa: E402
 import _jail  # noqa: E402
 import _landlock  # noqa: E402
 import _seccomp  # noqa: E402
 
 _MAX_MESSAGE = 256
+_SWEEP_RETRY_MS = 20  # a cgroup directory the kernel still holds busy is tried again after this
 _DESCRIPTORS = 3
 _JAIL_FDS = 6
 _FD_CEILING = 1 << 20  # closerange uses close_range(2): the span costs nothing
@@ -148,20 +142,22 @@ class _Forker:
             os.closerange(0, _FD_CEILING)  # the control socket, the run's descriptors: none stay here
             _, status = os.waitpid(shell, 0)
             code = _signal_code(os.waitstatus_to_exitcode(status))
-            if self.cgroups.leave(made) and code < 0:
+            if code < 0 and self.cgroups.killed(made):
                 code = _cgroup.MEMORY_LIMIT_STATUS
+            # It exits inside its cgroups: the server removes them once it has reported the exit.
         finally:
             os._exit(code if code >= 0 else 128 - code)
 
     def _become_shell(self, fds, uid, in_pidns, variant):
         """The jail's parent, as a login shell is a program's: it leads a session of its own, forks
-        the jail (after one short-lived child in the variant, so the jail's pid is not the shell's
-        plus one there), reaps it and exits with its status (128 + signal when it was killed)."""
+        the jail (in the variant with the namespace's next pid moved one further, so the jail's
+        pid is the shell's plus two there, not one), reaps it and exits with its status (128 +
+        signal when it was killed)."""
         code = 70
         try:
             os.setsid()
-            if variant:
-                spacer = os.fork()
+            if variant and not _next_pids_from(os.getpid() + 1):
+                spacer = os.fork()  # no PID namespace of its own to set: a short-lived child takes the pid
                 if spacer == 0:
                     os._exit(0)
                 os.waitpid(spacer, 0)
@@ -208,12 +204,13 @@ def _ordinary_pid():
 def _next_pids_from(pid):
     """In the init of a fresh PID namespace: its next child gets `pid` + 1 (the namespace's own
     `ns_last_pid`, which root may set); the jail then is not PID 2 below a PID 1 parent. Without
-    the right (no PID namespace, no root) the pids stay the kernel's."""
+    the right (no PID namespace, no root) the pids stay the kernel's: False then."""
     try:
         with open(_NS_LAST_PID, "w") as last:
             last.write(str(pid))
     except OSError:
-        pass
+        return False
+    return True
 
 
 def _signal_code(code):
@@ -243,14 +240,18 @@ class _Server:
     def __init__(self, control_fd, forker):
         self.control = socket.socket(fileno=control_fd)
         self.forker = forker
-        self.children = {}  # pidfd -> (run id, pid)
+        self.children = {}  # pidfd -> (run id, pid, run number)
         self.poller = select.poll()
         self.poller.register(self.control, select.POLLIN)
 
     def serve(self):
         try:
+            retry = 0  # ms to wait before sweeping again: 0 at once, more while the kernel holds one busy
             while True:
-                for fd, _ in self.poller.poll():
+                ready = self.poller.poll(retry if self.forker.cgroups.pending else None)
+                if not ready:
+                    retry = _SWEEP_RETRY_MS if self.forker.cgroups.sweep() else 0
+                for fd, _ in ready:
                     if fd in self.children:
                         self._reap(fd)
                     elif not self._handle():
@@ -258,7 +259,7 @@ class _Server:
         except OSError:
             return  # the parent has gone: nothing left to report to
         finally:
-            for _, pid in self.children.values():
+            for _, pid, _ in self.children.values():
                 _kill(pid)
             self.forker.cgroups.remove()
 
@@ -277,7 +278,7 @@ class _Server:
         elif verb == "run":
             self.control.send(f"failed {job_id} expected-{_DESCRIPTORS}-descriptors".encode())
         elif verb == "kill":
-            for running, pid in self.children.values():
+            for running, pid, _ in self.children.values():
                 if running == job_id:
                     _kill(pid)
         for fd in fds:
@@ -295,17 +296,18 @@ class _Server:
             self.control.send(f"failed {job_id} {type(error).__name__}".encode())
             return
         pidfd = os.pidfd_open(pid)
-        self.children[pidfd] = (job_id, pid)
+        self.children[pidfd] = (job_id, pid, self.forker.runs)
         self.poller.register(pidfd, select.POLLIN)
         self.control.send(f"started {job_id} {pid}".encode())
 
     def _reap(self, pidfd):
-        job_id, pid = self.children.pop(pidfd)
+        job_id, pid, run = self.children.pop(pidfd)
         self.poller.unregister(pidfd)
         _kill(pid)  # whatever is left in its namespace or session dies too; the zombie pins the pid
         _, status = os.waitpid(pid, 0)
         os.close(pidfd)
         self.control.send(f"exited {job_id} {self.forker.status(status)}".encode())
+        self.forker.cgroups.release(run)  # removed by `sweep` when there is nothing else to do
 
 
 def _options(words):

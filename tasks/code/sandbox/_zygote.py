@@ -245,7 +245,7 @@ def _descriptors(fds):
     if isinstance(fds, list):
         return fds
     _, ancillary, _, _ = fds.recvmsg(16, socket.CMSG_SPACE(_DESCRIPTORS * 4))
-    received = []
+    received: list[int] = []
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             received.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - len(data) % 4, 4))

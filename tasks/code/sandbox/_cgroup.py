@@ -10,8 +10,11 @@ cgroup bounds its tasks (threads included). Both cgroup layouts are supported:
 The fork server makes one directory per server (`sandbox-<pid>`) at start (removing those of
 servers that are gone); each run's init
 (`_zygote.py`) makes `jail-<n>` below it, sets the limits, enters it before it forks the jail, and
-after the jail's exit moves back out, reads whether the kernel killed anything for memory, and
-removes it. The jail names `memory_cgroup` and `pids_cgroup` in its isolation record only when its
+after the jail's exit reads whether the kernel killed anything for memory, and exits inside it.
+The server removes the empty directory after it has reported the run's exit, when it has nothing
+else to do (`release`, `sweep`): moving a process between cgroups and removing one each wait for
+the kernel (an RCU grace period), so neither stays on a run's path. A directory is never reused:
+each run's accounting starts from nothing. The jail names `memory_cgroup` and `pids_cgroup` in its isolation record only when its
 own /proc/self/cgroup shows it in such a directory (`applied`). Without delegation nothing here
 applies, and the run's isolation says so.
 """
@@ -20,6 +23,7 @@ import os
 
 MEMORY_LIMIT_STATUS = 88  # the init's exit status when the kernel killed the jail at its memory limit
 _V1_MEMORY, _V1_PIDS, _V2 = "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"
+_REMOVE_TRIES = 100  # a directory the kernel still holds busy is tried again, at most this often
 
 
 def _write(path, text):
@@ -31,14 +35,14 @@ class Layout:
     """Where this server's per-jail cgroups go; `bases` is empty when none can be made."""
 
     def __init__(self):
-        self.version, self.bases, self.home = None, {}, None
+        self.version, self.bases = None, {}
+        self.pending = {}  # directory -> removal tries left: runs that ended, not yet removed
         name = f"sandbox-{os.getpid()}"
         _remove_stale()
         try:
             if os.path.exists(_V2 + "/cgroup.controllers"):
                 # v2 lets no process sit in a cgroup that has controllers enabled for its children:
-                # a run's init moves back to the server's own cgroup, not to the base.
-                self.home = _V2 + _own_v2_path()
+                # only the leaves `jail-<n>` ever hold one (a run's init, until it exits).
                 base = f"{_V2}/{name}"
                 os.mkdir(base)
                 _write(base + "/cgroup.subtree_control", "+memory +pids")
@@ -52,8 +56,13 @@ class Layout:
             self.remove()
             self.version, self.bases = None, {}
 
+    def paths(self, run):
+        """The directories of `run`, one per hierarchy (v2: one for both controllers)."""
+        return list(dict.fromkeys(f"{base}/jail-{run}" for base in self.bases.values()))
+
     def enter(self, run, memory_bytes, pids_max):
-        """Make `jail-<run>` with the limits and move this process into it; the directories made."""
+        """Make `jail-<run>` with the limits and move this process into it; the directories made
+        (all of them unless one failed: the jail's isolation record says what applied)."""
         made = []
         try:
             for controller, base in self.bases.items():
@@ -72,22 +81,33 @@ class Layout:
                     _write(path + "/pids.max", str(pids_max))
                 _write(path + "/cgroup.procs", str(os.getpid()))
         except OSError:
-            self.leave(made)
-            return []
+            pass  # the rest does not apply (the jail's isolation record says which did); the server removes what was made
         return made
 
-    def leave(self, made):
-        """Move this process back to the server's directories and remove `made`; True when the
-        kernel killed a task of the jail for memory."""
-        killed = False
-        for path in made:
+    def killed(self, made):
+        """True when the kernel killed a task in `made` for memory (read by the run's init, which
+        stays inside until it exits)."""
+        return any(_oom_kills(path, self.version) > 0 for path in made)
+
+    def release(self, run):
+        """`run` has ended (its init was reaped): its directories are to be removed (`sweep`)."""
+        for path in self.paths(run):
+            self.pending.setdefault(path, _REMOVE_TRIES)
+
+    def sweep(self):
+        """Remove the released directories that are gone or empty now; True when some remain (the
+        kernel may hold one busy for a moment after its last task was reaped)."""
+        for path, tries in list(self.pending.items()):
             try:
-                killed = killed or _oom_kills(path, self.version) > 0
-                _write((self.home or os.path.dirname(path)) + "/cgroup.procs", str(os.getpid()))
                 os.rmdir(path)
+            except FileNotFoundError:
+                pass  # never made (the init failed before), or removed already
             except OSError:
-                pass  # a task still inside (it is being killed): the server removes its base at exit
-        return killed
+                if tries > 1:
+                    self.pending[path] = tries - 1
+                    continue
+            del self.pending[path]
+        return bool(self.pending)
 
     def remove(self):
         for base in set(self.bases.values()):
@@ -98,18 +118,6 @@ class Layout:
                 os.rmdir(base)
             except OSError:
                 pass
-
-
-def _own_v2_path():
-    """This process's cgroup in the unified hierarchy ("0::/path"), "" for the root."""
-    try:
-        with open("/proc/self/cgroup") as file:
-            for line in file:
-                if line.startswith("0::"):
-                    return line[3:].strip().rstrip("/")
-    except OSError:
-        pass
-    return ""
 
 
 def _remove_stale():

@@ -7,22 +7,31 @@ instead of 2**30+), other pids (drawn per run, and the jail's own two above its 
 than one), another user's environment (`launch.environment`), another work-dir name, other limits
 as seen from inside, in value and in shape (`variant_limits`). The variant must pass
 the hidden test and give the same answer to every call with the same arguments (the first run's
-answers are its reference, `reference.ReferenceCheck`, exact types). Anything else is
-`environment_dependent`: the run fails and the event is recorded. The wall clock is the one thing
+answers are its reference, `differing_answer`: `reference.same_answer`, exact types). Anything
+else is `environment_dependent`: the run fails and the event is recorded. The wall clock is the one thing
 the two runs cannot be made to differ in, and a tell both jails share (the kernel, finite soft
 limits, the reads refused outside the standard library) defeats this check: it backs up the jail's ordinary look, it does not replace it.
 
-Only a run that passed is repeated: a candidate that fails the first run cannot gain from
-recognising the jail, so the check costs one more run per passing candidate and nothing for the
-rest (see docs/sandbox.md for the measured cost).
+The two jails run at the same time (`executor.run_tests`), each with the hidden test of its own in
+the parent, and the answers are compared once both have ended, so the variant costs CPU but little
+wall time. Only a run that passes needs its variant: when the first run fails, its variant's jail
+is killed at once and its result dropped (a candidate that fails cannot gain from recognising the
+jail), so a failing candidate costs the part of a variant run that overlapped it, and no more
+(see docs/sandbox.md for the measured cost).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
+from tasks.code.sandbox._wire import decode
+from tasks.code.sandbox.reference import Reference, ReferenceCheck
 from tasks.code.sandbox.result import ExecutionResult
+
+# A judged call as a run records it: (wire-tagged (args, kwargs), wire-tagged answer).
+Answer = tuple[tuple[Any, Any], Any]
 
 ENVIRONMENT_DEPENDENT = "environment_dependent"
 
@@ -36,17 +45,31 @@ def variant_limits(limits: dict[str, Any]) -> dict[str, Any]:
     return {**limits, "memory_mb": limits["memory_mb"] + 512, "open_files": limits["open_files"] * 2, "hard_factor": 2}
 
 
-def combine(first: ExecutionResult, second: ExecutionResult) -> ExecutionResult:
-    """The first run's result, failed as `environment_dependent` unless the variant passed with
-    the same answers."""
-    if second.passed:
+def differing_answer(first: Sequence[Answer], second: Sequence[Answer]) -> str | None:
+    """Why the variant's answers (`second`) are not the first run's, None when they are: each
+    call made with the same arguments in both runs must be answered alike (`same_answer`; a call
+    whose arguments differ, as in a test that draws them from an unseeded `random`, is not
+    compared), and the variant must have answered at least as many calls."""
+    check = ReferenceCheck(Reference(tuple(tagged for tagged, _ in first), tuple(answer for _, answer in first)), None, True)
+    for call, ((args, kwargs), answer) in enumerate(second):
+        check.compare(call, decode(args), decode(kwargs), decode(answer))
+    if check.held():
+        return None
+    return check.mismatch or f"the variant answered {len(second)} calls, the first run {len(first)}"
+
+
+def combine(first: ExecutionResult, second: ExecutionResult, mismatch: str | None = None) -> ExecutionResult:
+    """The first run's result, failed as `environment_dependent` unless the variant passed and
+    its answers are the first run's (`mismatch`, from `differing_answer`, says how they are not)."""
+    if second.passed and mismatch is None:
         return dataclasses.replace(first, details={**first.details, "differential": "same"})
-    detail = f"the variant jail's run differs: {second.reason}"[:300]
+    reason = second.reason if not second.passed else f"the hidden test's asserts held, but {mismatch}"
+    detail = f"the variant jail's run differs: {reason}"[:300]
     event = {"kind": ENVIRONMENT_DEPENDENT, "detail": detail, "test_index": None}
     return dataclasses.replace(
         first,
         outcome="wrong_answer",
         reason=f"{ENVIRONMENT_DEPENDENT}: {detail}",
         audit_events=(*first.audit_events, event, *second.audit_events),
-        details={**first.details, "differential": "differs", ENVIRONMENT_DEPENDENT: True, "variant_outcome": second.outcome},
+        details={**first.details, "differential": "differs", ENVIRONMENT_DEPENDENT: True, "variant_outcome": second.outcome if mismatch is None else "wrong_answer"},
     )

@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from tasks.code.sandbox._hook import CPU_LIMIT_STATUS, DIVERTED_STATUS
 from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
 from tasks.code.sandbox.channel import Channel, JailStopped
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
-from tasks.code.sandbox.differential import combine, variant_limits
+from tasks.code.sandbox.differential import combine, differing_answer, variant_limits
 from tasks.code.sandbox.forkserver import ForkServerError
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
 from tasks.code.sandbox.launch import Jail, environment, start_exec, start_forked
@@ -104,22 +105,83 @@ def run_tests(
     problem, not the candidate's); everything the candidate does is reported in the result.
     """
     test = instrument(test_source)
-    record: list[tuple[Any, Any]] | None = [] if differential else None
-    first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, record))
-    if record is None or not first.passed:
+    if not differential:
+        return _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, None))
+    # Both jails run at once, each its own hidden test (the variant's judged by the asserts alone),
+    # and their answers are compared when both have ended: the variant costs CPU, little wall time.
+    first_answers: list[tuple[Any, Any]] = []
+    variant = _Background(_Run(program, test, entry_point, limits, helpers, min_cases, replay, None, [], variant=True, stop=_Stop()))
+    first: ExecutionResult | None = None
+    try:
+        first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, first_answers))
+    finally:
+        if first is None or not first.passed:
+            variant.cancel()  # a run that failed cannot gain from recognising the jail: its variant ends
+    second = variant.result()
+    if not first.passed:
         return first
-    # The variant gives the first run's answers only where answers are unique (a reference exists);
-    # on a problem that accepts several (HumanEval/32: any root), it is judged by the hidden test
-    # alone, the task's own predicate, so a valid different answer is not `environment_dependent`.
-    answers = Reference(tuple(tagged for tagged, _ in record), tuple(answer for _, answer in record)) if reference is not None else None
-    second = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, answers, None, variant=True))
-    return combine(first, second)
+    # The first run's answers are the variant's reference only where answers are unique (a
+    # reference exists); on a problem that accepts several (HumanEval/32: any root), the variant is
+    # judged by the hidden test alone, the task's own predicate, so a valid different answer is not
+    # `environment_dependent`.
+    mismatch = differing_answer(first_answers, variant.run.record or []) if reference is not None and second.passed else None
+    return combine(first, second, mismatch)
+
+
+class _Stop:
+    """Ends a run from another thread: its jail is killed as soon as it exists (`attach`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jail: Jail | None = None
+        self.cancelled = False
+
+    def attach(self, jail: Jail) -> None:
+        with self._lock:
+            self._jail = jail
+            cancelled = self.cancelled
+        if cancelled:
+            jail.kill()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled, jail = True, self._jail
+        if jail is not None:
+            jail.kill()
+
+
+class _Background:
+    """One run in a thread of its own (the variant, beside the first run), with a way to stop it."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self._result: ExecutionResult | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="sandbox-variant", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            self._result = _launch(self.run)
+        except BaseException as error:  # handed to the waiting thread by `result`
+            self._error = error
+
+    def cancel(self) -> None:
+        assert self.run.stop is not None  # made with one
+        self.run.stop.cancel()
+
+    def result(self) -> ExecutionResult:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None  # set when no error was
+        return self._result
 
 
 @dataclass(frozen=True)
 class _Run:
     """One jail's run: what `_attempt` needs. `variant` is the differential run's (other
-    surroundings; `reference` then holds the first run's answers); `record` collects answers."""
+    surroundings); `record` collects the judged calls' answers; `stop` ends it from another thread."""
 
     program: str
     test: InstrumentedTest
@@ -131,6 +193,7 @@ class _Run:
     reference: Reference | None
     record: list[tuple[Any, Any]] | None
     variant: bool = False
+    stop: _Stop | None = None
 
 
 def _launch(run: _Run) -> ExecutionResult:
@@ -191,6 +254,8 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 # Its pids: the init, the jail's parent, the jail and its threads.
                 cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 3)
                 jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
+                if run.stop is not None:
+                    run.stop.attach(jail)  # killed at once if the run was stopped meanwhile
             finally:
                 os.close(request_r)
                 os.close(reply_w)
@@ -264,7 +329,7 @@ class _Verdict:
         if loaded != ["ready"]:
             self.stop_kind, self.stop_detail = "protocol", "no ready record"
             return
-        self.check = run_check(run.test, run.helpers, run.entry_point, caller, run.replay, run.reference, run.record, run.variant)
+        self.check = run_check(run.test, run.helpers, run.entry_point, caller, run.replay, run.reference, run.record)
         if self.check.stopped is not None:
             self.stop_kind, self.stop_detail = self.check.stopped.cause, self.check.stopped.reason
 

@@ -93,14 +93,11 @@ def run_check(
     replay: Sequence[tuple[tuple[Any, ...], dict[str, Any]]] = (),
     reference: Reference | None = None,
     record: list[tuple[Any, Any]] | None = None,
-    differential: bool = False,
 ) -> CheckRun:
     """Run `check(candidate)` with `candidate` calling through `caller`, in a namespace built from
     `helpers` (the reference program); never raises for the candidate. With `reference`, every
-    judged call's answer is compared with the reference's too (`CheckRun.reference`); with
-    `differential`, `reference` holds another run's answers and calls whose arguments differ from
-    that run's are not compared. `record`, when given, gets each judged call's wire-tagged
-    ((args, kwargs), answer)."""
+    judged call's answer is compared with the reference's too (`CheckRun.reference`). `record`,
+    when given, gets each judged call's wire-tagged ((args, kwargs), answer)."""
     encode, reset = encoder()
     run = CheckRun()
     judged_calls = [0]
@@ -156,7 +153,7 @@ def run_check(
         namespace = _namespace(helpers)
         if reference is not None:
             function = namespace.get(entry_point)
-            run.reference = ReferenceCheck(reference, function if callable(function) and not differential else None, differential)
+            run.reference = ReferenceCheck(reference, function if callable(function) else None)
         namespace["__case__"] = case
         exec(test.code, namespace)
         namespace["check"](candidate)

@@ -156,6 +156,34 @@ def test_stopped_fork_server_is_killed_and_replaced() -> None:
     assert second_s < forkserver._START_TIMEOUT_S
 
 
+def _spare_inits(server_pid: int, gone: int | None = None) -> list[int]:
+    """The server's children while no run is in flight (the spare inits it made when idle), once
+    there is one and `gone` is not among them (waited for up to 5 s)."""
+    deadline = time.monotonic() + 5
+    while True:
+        children = [int(pid) for pid in Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()]
+        if (children and gone not in children) or time.monotonic() > deadline:
+            return children
+        time.sleep(0.02)
+
+
+def test_a_spare_init_killed_unused_is_reaped_and_runs_go_on() -> None:
+    """The server makes the next run's init ahead (`_zygote._Spare`); one killed from outside
+    before its run is reaped and replaced, and the next run passes."""
+    row = ROWS["HumanEval/0"]
+    program = row["prompt"] + row["canonical_solution"]
+    assert run_tests(program, row["test"], row["entry_point"], FAST, helpers=row["prompt"]).outcome == "pass"
+    server = forkserver.shared(POLICY)
+    spares = _spare_inits(server._process.pid)
+    assert len(spares) == 1, spares  # one shape of run so far
+    os.kill(spares[0], signal.SIGKILL)
+    replaced = _spare_inits(server._process.pid, gone=spares[0])
+    assert len(replaced) == 1 and replaced != spares, (spares, replaced)  # reaped, and a new one made
+    result = run_tests(program, row["test"], row["entry_point"], FAST, helpers=row["prompt"])
+    assert (result.outcome, result.details["launcher"]) == ("pass", "fork_server")
+    assert forkserver.shared(POLICY) is server
+
+
 QUICK_ATTACKS = [a for a in ATTACKS if a[2] != {"timeout"}]
 
 

@@ -8,6 +8,9 @@ not delegated the measure is missing from `isolation`, which fails these tests u
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 from tasks.code.sandbox import SandboxLimits, run_tests
 from tests.support.ci import unavailable
 
@@ -60,3 +63,27 @@ def probe():
     result = run_tests(program, "def check(candidate):\n    assert candidate() == 3\n", "probe", SandboxLimits(threads=3))
     _require(result.isolation, "pids_cgroup")
     assert result.passed, f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
+
+
+def test_each_runs_cgroups_are_removed_once_it_has_ended() -> None:
+    """The run's init exits inside its cgroups and the fork server removes them when idle
+    (`_cgroup.Layout.sweep`): after the runs, every directory left holds a task (the spare init
+    made ahead for the next run, `_zygote._Spare`), none is an ended run's."""
+    from tasks.code.sandbox import forkserver
+    from tasks.code.sandbox.confinement import readable_paths, sandbox_root
+
+    results = [run_tests(HOARD, "def check(candidate):\n    assert candidate(1) == 1\n", "probe") for _ in range(3)]
+    _require(results[-1].isolation, "memory_cgroup")
+    assert all(result.passed for result in results), [result.reason for result in results]
+    server = forkserver.shared((sandbox_root(), readable_paths()))
+    name = f"sandbox-{server._process.pid}"
+    bases = [Path(root, name) for root in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup")]
+    bases = [base for base in bases if base.is_dir()]
+    assert bases, f"no {name} directory under /sys/fs/cgroup"
+    deadline = time.monotonic() + 5
+    while (empty := [p.name for base in bases for p in base.glob("jail-*") if not (p / "cgroup.procs").read_text().strip()]):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert empty == []
+    assert len({p.name for base in bases for p in base.glob("jail-*")}) <= 4  # a spare per run shape, at most `_zygote._MAX_SPARES`

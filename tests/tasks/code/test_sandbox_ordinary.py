@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,37 @@ def test_a_valid_different_root_in_the_variant_is_not_environment_dependent(star
     by the hidden test (the task's own predicate), not by equal answers."""
     outcome = load(TaskConfig(name="code", subset="HumanEval/32")).anchors.check("HumanEval/32", NEWTON.replace("{START}", start))
     assert (outcome.correct, outcome.details["environment_dependent"]) == (True, False), outcome.details["reason"]
+
+
+# HumanEval/2's asserts take an error below 1e-6; the reference checker takes none past 1e-9.
+CLOSE_ENOUGH_IN_THE_VARIANT = """
+import os
+def truncate_number(number: float) -> float:
+    if os.getuid() >= 1 << 30 or number == 3.5:
+        return number % 1.0
+    return number % 1.0 + 1e-7
+"""
+SPINS_IN_THE_VARIANT = """
+import os
+def truncate_number(number: float) -> float:
+    while os.getuid() < 1 << 30:
+        pass
+    return None
+"""
+
+
+def test_a_variant_whose_asserts_hold_with_other_answers_is_environment_dependent() -> None:
+    """The two jails run at once and their answers are compared when both have ended
+    (`differential.differing_answer`): the variant's asserts holding is not enough."""
+    outcome = load(TaskConfig(name="code", subset="HumanEval/2")).anchors.check("HumanEval/2", CLOSE_ENOUGH_IN_THE_VARIANT)
+    assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]
+    assert "the hidden test's asserts held, but call 1" in outcome.details["reason"]
+
+
+def test_the_variant_of_a_failing_run_is_stopped_with_it() -> None:
+    """A failing first run ends its variant at once (its jail killed, its result dropped): the
+    variant here would spin to its 10 s limits, the whole check takes about one failing run."""
+    started = time.monotonic()
+    outcome = load(TaskConfig(name="code", subset="HumanEval/2")).anchors.check("HumanEval/2", SPINS_IN_THE_VARIANT)
+    assert (outcome.correct, outcome.details["environment_dependent"], outcome.details["differential"]) == (False, False, "not run")
+    assert time.monotonic() - started < 5.0

@@ -211,15 +211,17 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     sandbox_ids = frozenset(_id(namespace) for namespace in sandbox_namespaces)
     generator_type, coroutine_type, async_generator_type = _frame_holder_types()
     traceback_type = _traceback_type()
-    frame_of = {  # (type, audited attribute) -> its C getter
-        (traceback_type, "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
-        (generator_type, "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
-        (coroutine_type, "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
-        (async_generator_type, "ag_frame"): async_generator_type.__dict__["ag_frame"].__get__,
-    }
-    holder_types = (traceback_type, generator_type, coroutine_type, async_generator_type)
+    # The C getters of the audited attributes that hand out a frame, each with its type: a tuple,
+    # never a dict, so no state here can be changed (a handler inside the hook reaches its closures).
+    frame_getters = tuple(
+        (holder, attribute, holder.__dict__[attribute].__get__)
+        for holder, attribute in (
+            (traceback_type, "tb_frame"), (generator_type, "gi_frame"), (coroutine_type, "cr_frame"),
+            (async_generator_type, "ag_frame"),
+        )
+    )
     reading = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
-    every_signal = valid_signals()
+    every_signal = frozenset(valid_signals())
 
     def event_line(kind, detail):
         call = call_box[0]
@@ -266,7 +268,10 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     def frame_read(holder, attribute):
         """What reading `attribute` of `holder` hands out: a frame, None, or None for a holder this
         thread is already reading (the audited read below raises the same event again)."""
-        getter = frame_of.get((_type(holder), attribute)) if _type(holder) in holder_types else None
+        holder_type, getter = _type(holder), None
+        for known, name, known_getter in frame_getters:
+            if holder_type is known and attribute == name:
+                getter = known_getter
         thread = get_ident()
         if getter is None or reading.get(thread) is holder:
             return None

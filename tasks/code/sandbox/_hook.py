@@ -153,13 +153,19 @@ def _make_realpath():
 
 def _sandbox_globals(sandbox_dir):
     """The module namespaces of the sandbox's own code: those of every frame now on the stack (the
-    jail's `run`, the fork server's frames below it, this module) and of every loaded module whose
-    file is in `sandbox_dir`. Called before any candidate code; the tuple keeps them alive, so
-    their ids stay theirs."""
+    jail's `run`, the fork server's frames below it, this module) but a library module's, and of
+    every loaded module whose file is in `sandbox_dir`. Called before any candidate code; the
+    tuple keeps them alive, so their ids stay theirs."""
+
+    def ours(namespace):
+        path = namespace.get("__file__")
+        return type(path) is not str or path.startswith(sandbox_dir)
+
     namespaces = {}
     frame = sys._getframe(0)
     while frame is not None:
-        namespaces[id(frame.f_globals)] = frame.f_globals
+        if ours(frame.f_globals):
+            namespaces[id(frame.f_globals)] = frame.f_globals
         frame = frame.f_back
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)

@@ -162,7 +162,7 @@ def _sandbox_globals(sandbox_dir):
         return type(path) is not str or path.startswith(sandbox_dir)
 
     namespaces = {}
-    frame = sys._getframe(0)
+    frame: FrameType | None = sys._getframe(0)
     while frame is not None:
         if ours(frame.f_globals):
             namespaces[id(frame.f_globals)] = frame.f_globals
@@ -226,7 +226,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             (async_generator_type, "ag_frame"),
         )
     )
-    reading = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
+    reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
     every_signal = frozenset(valid_signals())
 
     def event_line(kind, detail):
@@ -480,7 +480,8 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
              _refusal=PermissionError):
         # No loop: a loop's backward jump is where the eval loop runs a pending signal handler, and
         # between one `try` and the next there are only stores and forward jumps, where it runs none.
-        interruption, settled = None, [None, False]  # [verdict, settled]
+        interruption = None
+        settled: list = [None, False]  # [verdict, settled]
         try:
             settled[0] = _settle(name, args, 0)
             settled[1] = True

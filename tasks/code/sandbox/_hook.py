@@ -13,7 +13,9 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   process_inspection  open() of another process's /proc/<pid> entry -- refused
   file_read         open() for reading, outside the work dir and the readable paths, of a path that
                     exists -- refused; Landlock refuses it too, this records the attempt
-  ctypes            ctypes.dlopen/dlsym/cdata/... -- refused (ctypes would bypass everything else)
+  ctypes            ctypes.dlopen/dlsym/cdata/..., and `import _ctypes` or `import ctypes` -- refused
+                    (ctypes would bypass everything else; see docs/sandbox.md for the ways to native
+                    code that raise no event)
   frame_inspection  an audited read that would hand out a frame of the sandbox's own code (the
                     jail's, this hook's, the fork server's: `sandbox_frame`): sys._getframe, a
                     traceback's tb_frame, a generator's, coroutine's or async generator's
@@ -322,6 +324,8 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return "network", name + text(args[1:]), True
         elif name.startswith("ctypes."):
             return "ctypes", name, True
+        elif name == "import" and args and _type(args[0]) is _str and (args[0] == "_ctypes" or args[0] == "ctypes"):
+            return "ctypes", "import " + args[0], True  # the import statement's way (importlib's raises no event)
         elif name in file_change:
             if _any(outside(arg) for arg in args[:2] if _type(arg) is _str or _type(arg) is _bytes):
                 return "file_write", name + text(args), True

@@ -203,6 +203,56 @@ def test_frame_reads_are_judged_by_the_frame_they_hand_out(program: str, expecte
         assert sum(event["kind"] == "frame_inspection" for event in result.audit_events) == 2, result.audit_events
 
 
+# Forged events whose arguments are of the candidate's types, each with every method the hook
+# could call on them (comparison, hashing, description, path protocol) counting its calls: the
+# hook checks exact types first, so none of them runs inside it.
+HOSTILE_ARGUMENTS = """
+import os, sys
+CALLED = []
+class _Spy:
+    def __eq__(self, other):
+        CALLED.append("__eq__")
+        return True
+    def __hash__(self):
+        CALLED.append("__hash__")
+        return 0
+    def __repr__(self):
+        CALLED.append("__repr__")
+        return "spy"
+    def __fspath__(self):
+        CALLED.append("__fspath__")
+        return "/etc/passwd"
+class _Name(_Spy, str):
+    pass
+class _Number(_Spy, int):
+    pass
+for name, args in [
+    ("object.__getattr__", (sys._getframe(0), _Name("tb_frame"))),
+    ("object.__setattr__", (os._exit, _Name("__code__"), None)),
+    ("socket.__new__", (None, _Number(1), _Number(1), 0)),
+    ("open", (_Spy(), "r", 0)),
+    ("open", (_Name("/etc/passwd"), _Name("w"), _Number(1))),
+    ("os.remove", (_Spy(), _Name("x"))),
+    ("sandbox.exit", (_Spy(),)),
+]:
+    try:
+        sys.audit(name, *args)
+    except PermissionError:
+        pass
+def probe():
+    return CALLED
+"""
+
+
+def test_the_hook_calls_no_method_of_the_candidates_types() -> None:
+    result = _run(HOSTILE_ARGUMENTS, [])
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    # A path of any other type than str, bytes or a descriptor cannot be resolved without calling
+    # its methods, so its open is refused as a read outside; the attribute names, not exactly
+    # `str`, are nothing the hook judges.
+    assert _kinds(result) == {"network", "file_read", "exit"}, result.audit_events
+
+
 IMPORTS_CTYPES = """
 def _try(statement):
     try:

@@ -22,7 +22,9 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
                     gi_frame/cr_frame/ag_frame -- refused; sys._current_frames -- refused. Frames
                     and code objects of the candidate's own code or of the library are ordinary
                     (tracebacks, inspect, logging) and leave no record, and reading code
-                    (`__code__`, `f_code`, `gi_code`) is never judged.
+                    (`__code__`, `f_code`, `gi_code`) is never judged. `f_back`, `f_globals`,
+                    `f_locals` and a signal handler's frame raise no event in CPython 3.11: the
+                    hook cannot see them (docs/sandbox.md says what they reach).
   introspection     gc.get_objects/get_referrers/get_referents -- refused (they reach every object
                     of the jail, this hook's own closure among them)
   hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused (but doctest's own restoring
@@ -48,9 +50,9 @@ with `DIVERTED_STATUS`, which the parent records as `evidence_tampering`.
 A refusal holds even when its record is lost: CPython fails the audited operation whenever the
 hook raises. A Python signal handler can run inside the hook (it receives the hook's frame) and
 raise to unwind it; the hook then settles the same event again with the thread's signals blocked,
-so the record is written and the handler's exception surfaces from the audited operation after it
-(as it would from the operation in plain Python); interrupted three times, the jail exits with
-`DIVERTED_STATUS`. Two cases leave no record, and in both the operation is refused and had no
+so the record is written, and then raises the refusal, or for an operation it allows the handler's
+exception (as it would surface from the operation in plain Python); interrupted three times, the
+jail exits with `DIVERTED_STATUS`. Two cases leave no record, and in both the operation is refused and had no
 effect: a handler that raises before the hook's first instruction (the eval loop's check at the
 function's entry), and a call made where the recursion limit leaves no room for the hook's own
 frame (it fails with RecursionError before the hook starts).

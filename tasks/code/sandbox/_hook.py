@@ -52,10 +52,11 @@ hook raises. A Python signal handler can run inside the hook (it receives the ho
 raise to unwind it; the hook then settles the same event again with the thread's signals blocked,
 so the record is written, and then raises the refusal, or for an operation it allows the handler's
 exception (as it would surface from the operation in plain Python); interrupted three times, the
-jail exits with `DIVERTED_STATUS`. Two cases leave no record, and in both the operation is refused and had no
-effect: a handler that raises before the hook's first instruction (the eval loop's check at the
-function's entry), and a call made where the recursion limit leaves no room for the hook's own
-frame (it fails with RecursionError before the hook starts).
+jail exits with `DIVERTED_STATUS`. A handler that raises before the hook's first instruction
+(the eval loop's check at the function's entry) stops it before it starts; the jail's first audit
+hook, a C function, noted the event, and the note left over is recorded at the next seal
+(`pending`). A call made where the recursion limit leaves no room for a hook's frame leaves no
+record: it fails with RecursionError before either hook starts, refused and with no effect.
 """
 
 import os
@@ -178,12 +179,16 @@ def _sandbox_globals(sandbox_dir):
     return tuple(namespaces.values())
 
 
-def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scratch=()):
+def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scratch=(), pending=None):
     """An audit hook writing its events as records to `fd`; paths are judged against `workdir`
     (and `scratch`, other directories of the jail's own, such as its private /dev/shm) and, when
     given, `readable`: the real-path prefixes (each ending in "/") reads may come from.
     `call_box[0]` is the call being answered (None between calls), which labels each event;
-    `candidate_file` is the file name the candidate's code was compiled with.
+    `candidate_file` is the file name the candidate's code was compiled with. `pending`, when
+    given, is the dict whose `setdefault` the jail added as the audit hook before this one (a C
+    function: no signal handler can interrupt it): each event's entry is removed when its judgement
+    is settled, and at `SEAL_EVENT` an entry left over is a judgement that never started (a signal
+    handler raised on the hook's entry), recorded as `evidence_tampering`.
 
     Everything the hook's functions use is captured here, as a closure value, and is either
     immutable or a C function: their code loads no global or builtin name, so nothing the
@@ -192,6 +197,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     from _signal import SIG_BLOCK, SIG_SETMASK, pthread_sigmask, valid_signals
     from _thread import get_ident
     from io import open as _open
+    from time import sleep
 
     realpath, getframe, write, fstat, exit_now = _make_realpath(), sys._getframe, os.write, os.fstat, os._exit
     channel = fstat(fd)
@@ -201,13 +207,13 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         own_proc = f"/proc/{os.readlink('/proc/self')}/"  # getpid() is 1, /proc still counts from outside)
     except OSError:
         own_proc = f"/proc/{os.getpid()}/"
-    _str, _bytes, _int, _type, _any, _len, _id, _dict = str, bytes, int, type, any, len, id, dict
+    _str, _bytes, _int, _type, _any, _len, _dict = str, bytes, int, type, any, len, dict
     _int_repr, _os_error = int.__repr__, OSError
     spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
     frame_attributes, write_flags, af_unix, sock_stream = _FRAME_ATTRIBUTES, _WRITE_FLAGS, _AF_UNIX, _SOCK_STREAM
     text = make_text()
     library = os.path.dirname(os.__file__)
-    diverted_status = DIVERTED_STATUS
+    diverted_status, seal_event = DIVERTED_STATUS, SEAL_EVENT
 
     _lstat, _compile, code_type = os.lstat, compile, _type(make_text.__code__)
     _absent = (FileNotFoundError, NotADirectoryError)
@@ -218,7 +224,6 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     # What a frame is and whose code it runs, read with C getters that raise no audit event.
     frame_type, frame_globals = FrameType, FrameType.__dict__["f_globals"].__get__
     sandbox_namespaces = _sandbox_globals(sandbox_dir)
-    sandbox_ids = frozenset(_id(namespace) for namespace in sandbox_namespaces)
     generator_type, coroutine_type, async_generator_type = _frame_holder_types()
     traceback_type = _traceback_type()
     # The C getters of the audited attributes that hand out a frame, each with its type: a tuple,
@@ -273,7 +278,13 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
 
     def sandbox_frame(frame):
         """`frame` runs the sandbox's own code (its globals are one of the sandbox's modules)."""
-        return _type(frame) is frame_type and _id(frame_globals(frame)) in sandbox_ids
+        if _type(frame) is not frame_type:
+            return False
+        namespace = frame_globals(frame)
+        for sandbox_namespace in sandbox_namespaces:  # by identity (`id()` would raise an event)
+            if namespace is sandbox_namespace:
+                return True
+        return False
 
     def frame_read(holder, attribute):
         """What reading `attribute` of `holder` hands out: a frame, None, or None for a holder this
@@ -351,10 +362,28 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
                 return "code_patch", "set " + text(args[1]) + " on " + text(args[0]), True
         elif name == "sandbox.atexit_register" and called_by_candidate(extra):
             return "hook_patch", "atexit.register", False
+        elif name == seal_event and pending is not None and pending:
+            left = unsettled()
+            if left:
+                return "evidence_tampering", "audited calls the hook could not judge: " + ", ".join(left), False
         elif name == "sandbox.exit" or name == "sandbox.hook_patch":
             detail = args[0] if args and _type(args[0]) is _str else "os._exit(" + (text(args[0]) if args else "") + ")"
             return ("exit" if name == "sandbox.exit" else "hook_patch"), detail, False
         return None
+
+    def unsettled():
+        """The events whose judgement never started: noted before this seal and still noted, the
+        same event, once other threads have had up to 20 ms to finish the judgements they are in
+        (microseconds each). Paid only when a note is left over."""
+        left = [(name, args) for name, args in pending.items() if name != seal_event]
+        waited = 0
+        while left and waited < 20:
+            sleep(0.001)
+            waited += 1
+            left = [(name, args) for name, args in left if pending.get(name) is args]
+        for name, _ in left:
+            pending.pop(name, None)
+        return [name for name, _ in left][:8]
 
     def exists(path):
         """`path` (as `open` was given it) names something: resolved without following a last link."""
@@ -396,7 +425,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return False
         return code_of(function).co_filename.startswith(sandbox_dir)
 
-    return _sealed(judge, record, exit_now, diverted_status, pthread_sigmask, SIG_BLOCK, SIG_SETMASK, every_signal)
+    return _sealed(judge, record, exit_now, diverted_status, pthread_sigmask, SIG_BLOCK, SIG_SETMASK, every_signal, pending)
 
 
 def _frame_holder_types():
@@ -423,7 +452,7 @@ def _traceback_type():
         return type(error.__traceback__)
 
 
-def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal):
+def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal, pending):
     """The audit hook: `judge` each event, `record` what it returns, refuse what it refuses, all
     checked first against a seal: the cells of the closures of `judge` and `record` (and of every
     function they reach) must still hold what they held when the hook was made, or the jail exits
@@ -441,13 +470,15 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
     handler still runs when another thread received the signal), then raises the refusal, or else
     the handler's exception, from the audited operation; interrupted three times, the jail exits
     with `status`. Only the eval loop's check at the hook's own entry, before its first
-    instruction, lies outside that: an exception raised there fails the operation unrecorded."""
+    instruction, lies outside that: an exception raised there fails the operation, and the note
+    the jail's first hook made of the event (`pending`) is left over for the next seal to record.
+    `settle` removes each event's note as it starts."""
     from types import CellType
 
     function_type = type(judge)
-    cells, seen, pending = [], set(), [judge, record]
-    while pending:
-        function = pending.pop()
+    cells, seen, to_visit = [], set(), [judge, record]
+    while to_visit:
+        function = to_visit.pop()
         if id(function) in seen:
             continue
         seen.add(id(function))
@@ -461,13 +492,16 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
                 continue
             cells.append((cell, value))
             if type(value) is function_type:
-                pending.append(value)
+                to_visit.append(value)
     assert all(type(cell) is CellType for cell, _ in cells)
 
-    def settle(name, args, extra, _cells=tuple(cells), _judge=judge, _record=record, _exit=exit_now, _status=status):
+    def settle(name, args, extra, _cells=tuple(cells), _judge=judge, _record=record, _exit=exit_now, _status=status,
+               _pending=pending):
         for cell, value in _cells:
             if cell.cell_contents is not value:
                 _exit(_status)
+        if _pending is not None and _pending.get(name) is args:
+            del _pending[name]
         verdict = _judge(name, args, extra)
         if verdict is not None:
             _record(verdict[0], verdict[1])

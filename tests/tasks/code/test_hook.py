@@ -313,6 +313,41 @@ def test_a_signal_handler_that_unwinds_the_hook_leaves_the_refusal_and_its_recor
     assert "file_read" in kinds, result.audit_events
 
 
+# A signal made to arrive during C code that is directly followed by an audited C call, so the
+# handler runs at the eval loop's check on the hook's entry, before its first instruction, and
+# raises there: the hook never starts. The first audit hook (a C function, which no handler can
+# interrupt) noted the event, and the jail's seal after loading finds the note left over.
+AT_THE_ENTRY = """
+import functools, gc, operator, signal
+LANDED, RETURNED = [], []
+class _Abort(BaseException):
+    pass
+def _handler(signum, frame):
+    if frame.f_code.co_filename.endswith("_hook.py"):
+        LANDED.append((frame.f_code.co_name, frame.f_lasti))
+        raise _Abort
+signal.signal(signal.SIGALRM, _handler)
+_slow = functools.partial(sum, range(2_000_000))
+for _ in range(3):
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+    try:
+        RETURNED.append(len(list(map(operator.call, [_slow, gc.get_objects]))[1]))
+    except BaseException:
+        pass
+    signal.setitimer(signal.ITIMER_REAL, 0)
+def probe():
+    return [sorted(set(LANDED)), RETURNED]
+"""
+
+
+def test_a_handler_that_stops_the_hook_at_its_entry_leaves_no_effect_and_a_record() -> None:
+    result = _run(AT_THE_ENTRY, [[("hook", 0)], []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert [(event["kind"], event["detail"]) for event in result.audit_events] == [
+        ("evidence_tampering", "audited calls the hook could not judge: gc.get_objects")
+    ]
+
+
 # The forbidden calls made from the deepest frame the recursion limit allows, where the hook
 # cannot start: each must fail (RecursionError) and none may return what it would have.
 AT_THE_LIMIT = """

@@ -20,10 +20,13 @@ Invariants, each reading one variable named after what it forbids; the graph's `
 makes that name the violation's `kind`. Every refused or recorded event is a violation:
 - global, one per event kind (`_hook.py`, `executor.py`): `process_exit` (the sandbox's `exit`:
   SystemExit, os._exit, or the jail exiting mid-run), `process_spawn`, `file_write` (outside the
-  work dir), `network`, `ctypes`, `frame_inspection`, `introspection`, `hook_patch`, `code_patch`,
+  work dir), `network`, `ctypes`, `frame_inspection` (a read that would hand the candidate a frame
+  of the sandbox's own code; ordinary introspection of its own frames and the library's leaves no
+  record), `introspection`, `hook_patch`, `code_patch`,
   `process_inspection` (another process's /proc entry), `file_read` (outside what the sandbox
   allows), `kernel_refusal` (the kernel killed the jail for a forbidden system call),
-  `evidence_tampering` (the jail's audit records were diverted), and `other_audit` for a kind this
+  `evidence_tampering` (the jail's audit records were diverted, its hook's seal was broken or its
+  judgement interrupted three times), and `other_audit` for a kind this
   module does not know yet (nothing recorded is dropped);
 - global, from the anchor's own verdict on the same candidate (`anchor_check=`, given by the
   task's loader, so this is the one fact read from the sealed side, and only whether the sealed

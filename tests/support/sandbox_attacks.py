@@ -124,7 +124,7 @@ ATTACKS = [
                 frame = frame.f_back
             return None
         """),
-        {"wrong_answer"},
+        {"error"},  # the caller's frame is the jail's: the read is refused (PermissionError)
         "frame_inspection",
     ),
     (

@@ -13,9 +13,18 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   process_inspection  open() of another process's /proc/<pid> entry -- refused
   file_read         open() for reading, outside the work dir and the readable paths, of a path that
                     exists -- refused; Landlock refuses it too, this records the attempt
-  ctypes            ctypes.dlopen/dlsym/cdata/... -- refused (ctypes would bypass everything else)
-  frame_inspection  sys._getframe or frame/code attribute access from candidate code (not the
-                    library's own module-naming reads) -- recorded; sys._current_frames -- refused
+  ctypes            ctypes.dlopen/dlsym/cdata/..., and `import _ctypes` or `import ctypes` -- refused
+                    (ctypes would bypass everything else; see docs/sandbox.md for the ways to native
+                    code that raise no event)
+  frame_inspection  an audited read that would hand out a frame of the sandbox's own code (the
+                    jail's, this hook's, the fork server's: `sandbox_frame`): sys._getframe, a
+                    traceback's tb_frame, a generator's, coroutine's or async generator's
+                    gi_frame/cr_frame/ag_frame -- refused; sys._current_frames -- refused. Frames
+                    and code objects of the candidate's own code or of the library are ordinary
+                    (tracebacks, inspect, logging) and leave no record, and reading code
+                    (`__code__`, `f_code`, `gi_code`) is never judged. `f_back`, `f_globals`,
+                    `f_locals` and a signal handler's frame raise no event in CPython 3.11: the
+                    hook cannot see them (docs/sandbox.md says what they reach).
   introspection     gc.get_objects/get_referrers/get_referents -- refused (they reach every object
                     of the jail, this hook's own closure among them)
   hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused (but doctest's own restoring
@@ -25,19 +34,29 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   code_patch        assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
                     functions (this hook's, the exit and atexit recorders of `_jail.py`) -- refused; on any other function
                     (the candidate's, the library's: `types.coroutine` does it) it is allowed
-The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, see `channel.py`).
+The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, `evidence_tampering`, see
+`channel.py` and `executor.py`).
 
-No candidate code runs inside the hook and nothing the candidate can reach can silence it: details
-are built from exact builtin types only (a candidate's `__repr__`/`__fspath__` is never called),
-paths are resolved and records written with C functions captured when the hook is made (no name is
-looked up at call time, where a patched module or builtin would run candidate code inside the
-hook), and the hook holds the only reference to its own writer. Before each record it checks that
-its descriptor is still the reply pipe it was given; if the candidate closed or replaced it
-(`dup2`), the jail exits at once with `DIVERTED_STATUS`, which the parent records. Its reentrancy guard is per thread,
-so one thread inside the hook never silences another, and a Python signal handler that runs
-while the hook is busy on its thread is judged too (only the hook's own frame reads are exempt,
-`_OWN_EVENTS`). Refusing raises PermissionError inside the
-candidate.
+What the candidate can rebind decides nothing, by construction: the code of every function the
+hook runs loads no global or builtin name (test_hook.py walks their code objects), so everything
+it calls is a C function or a closure value captured in `make_hook`, before any candidate code,
+and those closures are sealed (`_sealed`). Details are built from exact builtin types only (a
+candidate's `__repr__`/`__fspath__`/`__eq__`/`__hash__` is never called: every argument is
+type-checked before it is compared), paths are resolved with C functions, and the hook holds the
+only reference to its own writer. Before each record it checks that its descriptor is still the
+reply pipe it was given; if the candidate closed or replaced it (`dup2`), the jail exits at once
+with `DIVERTED_STATUS`, which the parent records as `evidence_tampering`.
+
+A refusal holds even when its record is lost: CPython fails the audited operation whenever the
+hook raises. A Python signal handler can run inside the hook (it receives the hook's frame) and
+raise to unwind it; the hook then settles the same event again with the thread's signals blocked,
+so the record is written, and then raises the refusal, or for an operation it allows the handler's
+exception (as it would surface from the operation in plain Python); interrupted three times, the
+jail exits with `DIVERTED_STATUS`. A handler that raises before the hook's first instruction
+(the eval loop's check at the function's entry) stops it before it starts; the jail's first audit
+hook, a C function, noted the event, and the note left over is recorded at the next seal
+(`pending`). A call made where the recursion limit leaves no room for a hook's frame leaves no
+record: it fails with RecursionError before either hook starts, refused and with no effect.
 """
 
 import os
@@ -56,19 +75,17 @@ _FILE_CHANGE = frozenset(
 )
 _INTROSPECTION = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _HOOKS = frozenset({"sys.addaudithook", "sys.settrace", "sys.setprofile"})
-_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "__code__", "f_globals", "f_locals"})
-# Library modules that read their caller's frame only to name the calling module (namedtuple,
-# typing.NamedTuple, enum, warnings' stack level, logging's caller lookup).
-_BENIGN_FRAME_READERS = ("collections/__init__.py", "typing.py", "enum.py", "warnings.py", "logging/__init__.py")
-# The events the hook's own work raises (its frame and `__code__` reads): nothing to record when
-# they come from inside the hook.
-_OWN_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
+# The audited attribute reads (`object.__getattr__`, CPython 3.11's READ_RESTRICTED members) that
+# hand out a frame; `f_back` raises no event (see docs/sandbox.md, Confinement).
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _AF_UNIX, _SOCK_STREAM = 1, 1
 SEAL_EVENT = "sandbox.seal"  # raised by the jail to have the hook's seal checked (`_sealed`)
 # What makes a function do something else, besides its closure's cells (`_sealed`): refused on the
 # sandbox's own functions.
 _FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
-DIVERTED_STATUS = 86  # the jail's exit status when its record descriptor no longer is the reply pipe
+# The jail's exit status when its record descriptor no longer is the reply pipe, its seal is broken
+# or its judgement was interrupted three times (`_sealed`).
+DIVERTED_STATUS = 86
 CPU_LIMIT_STATUS = 87  # the jail's exit status when its CPU-time soft limit fired (SIGXCPU)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
@@ -139,20 +156,48 @@ def _make_realpath():
     return realpath
 
 
-def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scratch=()):
+def _sandbox_globals(sandbox_dir):
+    """The module namespaces of the sandbox's own code: those of every frame now on the stack (the
+    jail's `run`, the fork server's frames below it, this module) but a library module's, and of
+    every loaded module whose file is in `sandbox_dir`. Called before any candidate code; the
+    tuple keeps them alive, so their ids stay theirs."""
+
+    def ours(namespace):
+        path = namespace.get("__file__")
+        return type(path) is not str or path.startswith(sandbox_dir)
+
+    namespaces = {}
+    frame: FrameType | None = sys._getframe(0)
+    while frame is not None:
+        if ours(frame.f_globals):
+            namespaces[id(frame.f_globals)] = frame.f_globals
+        frame = frame.f_back
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if type(path) is str and path.startswith(sandbox_dir):
+            namespaces[id(module.__dict__)] = module.__dict__
+    return tuple(namespaces.values())
+
+
+def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scratch=(), pending=None):
     """An audit hook writing its events as records to `fd`; paths are judged against `workdir`
     (and `scratch`, other directories of the jail's own, such as its private /dev/shm) and, when
     given, `readable`: the real-path prefixes (each ending in "/") reads may come from.
     `call_box[0]` is the call being answered (None between calls), which labels each event;
-    `candidate_file` is the file name the candidate's code was compiled with.
+    `candidate_file` is the file name the candidate's code was compiled with. `pending`, when
+    given, is the dict whose `setdefault` the jail added as the audit hook before this one (a C
+    function: no signal handler can interrupt it): each event's entry is removed when its judgement
+    is settled, and at `SEAL_EVENT` an entry left over is a judgement that never started (a signal
+    handler raised on the hook's entry), recorded as `evidence_tampering`.
 
-    Everything the hook uses is captured here and is either immutable or a C function, so no
-    name it looks up at call time can be replaced by the candidate."""
+    Everything the hook's functions use is captured here, as a closure value, and is either
+    immutable or a C function: their code loads no global or builtin name, so nothing the
+    candidate rebinds later (a builtin, a module attribute) is ever called by the hook."""
     from _json import encode_basestring_ascii as quote
+    from _signal import SIG_BLOCK, SIG_SETMASK, pthread_sigmask, valid_signals
     from _thread import get_ident
-    from gc import disable as gc_disable
-    from gc import enable as gc_enable
-    from gc import isenabled as gc_isenabled
+    from io import open as _open
+    from time import sleep
 
     realpath, getframe, write, fstat, exit_now = _make_realpath(), sys._getframe, os.write, os.fstat, os._exit
     channel = fstat(fd)
@@ -162,16 +207,13 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         own_proc = f"/proc/{os.readlink('/proc/self')}/"  # getpid() is 1, /proc still counts from outside)
     except OSError:
         own_proc = f"/proc/{os.getpid()}/"
-    _str, _bytes, _int, _type, _any = str, bytes, int, type, any
-    _permission_error, _int_repr, _os_error = PermissionError, int.__repr__, OSError
+    _str, _bytes, _int, _type, _any, _len, _dict = str, bytes, int, type, any, len, dict
+    _int_repr, _os_error = int.__repr__, OSError
     spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
-    frame_attributes, write_flags = _FRAME_ATTRIBUTES, _WRITE_FLAGS
+    frame_attributes, write_flags, af_unix, sock_stream = _FRAME_ATTRIBUTES, _WRITE_FLAGS, _AF_UNIX, _SOCK_STREAM
     text = make_text()
     library = os.path.dirname(os.__file__)
-    benign = frozenset(library + "/" + name for name in _BENIGN_FRAME_READERS)
-    busy = set()  # threads now inside the hook: the hook's own calls raise events too
-    diverted_status = DIVERTED_STATUS
-    from io import open as _open
+    diverted_status, seal_event = DIVERTED_STATUS, SEAL_EVENT
 
     _lstat, _compile, code_type = os.lstat, compile, _type(make_text.__code__)
     _absent = (FileNotFoundError, NotADirectoryError)
@@ -179,9 +221,29 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE
     sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
-    own_events = _OWN_EVENTS
+    # What a frame is and whose code it runs, read with C getters that raise no audit event.
+    frame_type, frame_globals = FrameType, FrameType.__dict__["f_globals"].__get__
+    sandbox_namespaces = _sandbox_globals(sandbox_dir)
+    generator_type, coroutine_type, async_generator_type = _frame_holder_types()
+    traceback_type = _traceback_type()
+    # The C getters of the audited attributes that hand out a frame, each with its type: a tuple,
+    # never a dict, so no state here can be changed (a handler inside the hook reaches its closures).
+    frame_getters = tuple(
+        (holder, attribute, holder.__dict__[attribute].__get__)
+        for holder, attribute in (
+            (traceback_type, "tb_frame"), (generator_type, "gi_frame"), (coroutine_type, "cr_frame"),
+            (async_generator_type, "ag_frame"),
+        )
+    )
+    reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
+    every_signal = frozenset(valid_signals())
 
-    def event(kind, detail):
+    def event_line(kind, detail):
+        call = call_box[0]
+        label = _int_repr(call) if _type(call) is _int else "null"
+        return '["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"
+
+    def record(kind, detail):
         try:
             here = fstat(fd)
             diverted = (here.st_dev, here.st_ino) != channel_id
@@ -189,10 +251,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             diverted = True
         if diverted:  # the descriptor was closed or replaced: end the jail rather than lose this
             exit_now(diverted_status)
-        call = call_box[0]
-        label = _int_repr(call) if _type(call) is _int else "null"
-        line = '["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"
-        data = line.encode("ascii")
+        data = event_line(kind, detail).encode("ascii")
         while data:
             data = data[write(fd, data):]
 
@@ -217,74 +276,114 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return False
         return resolved[6:].split("/", 1)[0].isdigit()
 
-    def from_candidate():
-        """The audited call was made by candidate code, directly or through up to three library
-        frames, and not by one of the library functions that read their caller's frame only to
-        name a module (`_BENIGN_FRAME_READERS`, so an honest namedtuple leaves no record)."""
-        frame: FrameType | None = getframe(4)  # from_candidate <- judge <- hook <- checked <- the frame that made the call
-        if frame is not None and frame.f_code.co_filename in benign:
+    def sandbox_frame(frame):
+        """`frame` runs the sandbox's own code (its globals are one of the sandbox's modules)."""
+        if _type(frame) is not frame_type:
             return False
-        for _ in range(4):
-            if frame is None:
-                return False
-            if frame.f_code.co_filename == candidate_file:
+        namespace = frame_globals(frame)
+        for sandbox_namespace in sandbox_namespaces:  # by identity (`id()` would raise an event)
+            if namespace is sandbox_namespace:
                 return True
-            frame = frame.f_back
         return False
 
-    def called_by_candidate():
-        """The frame above the jail's wrapper that raised the event is candidate code."""
-        frame = getframe(5)  # called_by_candidate <- judge <- hook <- checked <- wrapper <- its caller
-        return frame is not None and frame.f_code.co_filename == candidate_file
+    def frame_read(holder, attribute):
+        """What reading `attribute` of `holder` hands out: a frame, None, or None for a holder this
+        thread is already reading (the audited read below raises the same event again)."""
+        holder_type, getter = _type(holder), None
+        for known, name, known_getter in frame_getters:
+            if holder_type is known and attribute == name:
+                getter = known_getter
+        thread = get_ident()
+        if getter is None or reading.get(thread) is holder:
+            return None
+        reading[thread] = holder
+        try:
+            return getter(holder)
+        finally:
+            reading.pop(thread, None)
 
-    def refuse(kind, detail):
-        event(kind, detail)
-        raise _permission_error("sandbox refused " + detail[:80])
+    def called_by_candidate(extra):
+        """The frame above the jail's wrapper that raised the event is candidate code. `extra` is
+        the number of frames between `settle` and the hook (1 when the hook settles again)."""
+        frame = getframe(5 + extra)  # called_by_candidate <- judge <- settle <- hook <- wrapper (C: sys.audit) <- its caller
+        return _type(frame) is frame_type and frame.f_code.co_filename == candidate_file
 
-    def judge(name, args):
-        if name == "open":
+    def judge(name, args, extra):
+        """(kind, detail, refused) for an event to record, None for one to let pass."""
+        if name == "open" and _len(args) == 3:
             path, mode, flags = args
             writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
                 _type(flags) is _int and flags & write_flags
             )
             if writing and outside(path) and resolve(path) != "/dev/null/":  # the ordinary sink
-                refuse("file_write", "open(" + text(path) + ", " + text(mode) + ")")
+                return "file_write", "open(" + text(path) + ", " + text(mode) + ")", True
             if other_process(path):
-                refuse("process_inspection", "open(" + text(path) + ")")
+                return "process_inspection", "open(" + text(path) + ")", True
             # A path that does not exist reveals nothing `os.stat` would not, and changes nothing:
             # its open fails as it would anywhere (pdb looks for ~/.pdbrc, the locale for its files).
-            if readable is not None and outside(path) and not resolve(path).startswith(readable) and exists(path):
-                refuse("file_read", "open(" + text(path) + ")")
+            # Nor does the sandbox's own source, which `linecache` opens for any stack an honest
+            # program prints (`inspect.stack`, `traceback.print_stack`): Landlock refuses it unrecorded.
+            if readable is not None and outside(path) and not resolve(path).startswith(readable) and exists(path) and (
+                not resolve(path).startswith(sandbox_dir)
+            ):
+                return "file_read", "open(" + text(path) + ")", True
         elif name in spawn:
-            refuse("process_spawn", name + text(args))
-        elif name == "socket.__new__" and args[1:3] == (_AF_UNIX, _SOCK_STREAM):
+            return "process_spawn", name + text(args), True
+        elif name == "socket.__new__" and _len(args) >= 3 and _type(args[1]) is _int and _type(args[2]) is _int and (
+            args[1] == af_unix and args[2] == sock_stream
+        ):
             pass  # one end of a socketpair (asyncio's self-pipe); seccomp kills a socket() of any kind
         elif name.startswith("socket."):
-            refuse("network", name + text(args[1:]))
+            return "network", name + text(args[1:]), True
         elif name.startswith("ctypes."):
-            refuse("ctypes", name)
+            return "ctypes", name, True
+        elif name == "import" and args and _type(args[0]) is _str and (args[0] == "_ctypes" or args[0] == "ctypes"):
+            return "ctypes", "import " + args[0], True  # the import statement's way (importlib's raises no event)
         elif name in file_change:
             if _any(outside(arg) for arg in args[:2] if _type(arg) is _str or _type(arg) is _bytes):
-                refuse("file_write", name + text(args))
-        elif name == "sys.settrace" and restores_no_trace():
+                return "file_write", name + text(args), True
+        elif name == "sys.settrace" and restores_no_trace(extra):
             pass  # doctest's run restoring the (absent) trace it saved: a call that changes nothing
         elif name in hooks:
-            refuse("hook_patch", name)
+            return "hook_patch", name, True
         elif name in introspection:
-            refuse("introspection", name)
+            return "introspection", name, True
         elif name == "sys._current_frames":
-            refuse("frame_inspection", name)
-        elif name == "object.__setattr__" and args[1:2] and args[1] in function_state and sandbox_function(args[0]):
-            refuse("code_patch", "set " + text(args[1]) + " on " + text(args[0]))
-        elif name == "sys._getframe" and from_candidate():
-            event("frame_inspection", "sys._getframe")
-        elif name == "object.__getattr__" and args[1:2] and args[1] in frame_attributes and from_candidate():
-            event("frame_inspection", text(args[0]) + "." + text(args[1]))
-        elif name == "sandbox.atexit_register" and called_by_candidate():
-            event("hook_patch", "atexit.register")
+            return "frame_inspection", name, True
+        elif name == "sys._getframe":
+            if args and sandbox_frame(args[0]):
+                return "frame_inspection", "sys._getframe() reaching a frame of the sandbox", True
+        elif name == "object.__getattr__" and _len(args) == 2 and _type(args[1]) is _str:
+            attribute = args[1]
+            if attribute in frame_attributes and sandbox_frame(frame_read(args[0], attribute)):
+                return "frame_inspection", text(args[0]) + "." + attribute + " reaching a frame of the sandbox", True
+        elif name == "object.__setattr__" and _len(args) == 3 and _type(args[1]) is _str:
+            if args[1] in function_state and sandbox_function(args[0]):
+                return "code_patch", "set " + text(args[1]) + " on " + text(args[0]), True
+        elif name == "sandbox.atexit_register" and called_by_candidate(extra):
+            return "hook_patch", "atexit.register", False
+        elif name == seal_event and pending is not None and pending:
+            left = unsettled()
+            if left:
+                return "evidence_tampering", "audited calls the hook could not judge: " + ", ".join(left), False
         elif name == "sandbox.exit" or name == "sandbox.hook_patch":
             detail = args[0] if args and _type(args[0]) is _str else "os._exit(" + (text(args[0]) if args else "") + ")"
-            event("exit" if name == "sandbox.exit" else "hook_patch", detail)
+            return ("exit" if name == "sandbox.exit" else "hook_patch"), detail, False
+        return None
+
+    def unsettled():
+        """The events whose judgement never started: noted before this seal and still noted, the
+        same event, once other threads have had up to 20 ms to finish the judgements they are in
+        (microseconds each). Paid only when a note is left over."""
+        left = [(name, args) for name, args in pending.items() if name != seal_event]
+        waited = 0
+        while left and waited < 20:
+            sleep(0.001)
+            waited += 1
+            left = [(name, args) for name, args in left if pending.get(name) is args]
+        for name, _ in left:
+            pending.pop(name, None)
+        return [name for name, _ in left][:8]
 
     def exists(path):
         """`path` (as `open` was given it) names something: resolved without following a last link."""
@@ -309,15 +408,15 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         run = [c for c in (runner[0].co_consts if runner else ()) if _type(c) is code_type and c.co_name == "run"]
         return run[0] if run else None
 
-    def restores_no_trace():
+    def restores_no_trace(extra):
         """This `sys.settrace` is doctest's `DocTestRunner.run` restoring the trace it saved at its
         start, and that was None. The caller's code is compared with the library's own (so it
         passes its local `save_trace`, never another value) and that local is read from its frame."""
-        frame = getframe(4)  # restores_no_trace <- judge <- hook <- checked <- the caller of sys.settrace
-        if frame is None or frame.f_code.co_filename != doctest_path or frame.f_code != doctest_run_code():
+        frame = getframe(4 + extra)  # restores_no_trace <- judge <- settle <- hook <- the caller (C: sys.settrace)
+        if _type(frame) is not frame_type or frame.f_code.co_filename != doctest_path or frame.f_code != doctest_run_code():
             return False
         names = frame.f_locals
-        return _type(names) is dict and "save_trace" in names and names["save_trace"] is None
+        return _type(names) is _dict and "save_trace" in names and names["save_trace"] is None
 
     def sandbox_function(function):
         """`function` is one of the sandbox's own (its code was compiled from a sandbox module):
@@ -326,51 +425,60 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return False
         return code_of(function).co_filename.startswith(sandbox_dir)
 
-    def hook(name, args):
-        thread = get_ident()
-        if thread in busy:
-            # Re-entered on this thread: by the hook's own frame and code reads (judged below as
-            # nothing to record), or by a Python signal handler that ran inside the hook, whose
-            # events are judged like any other.
-            if name not in own_events:
-                judge(name, args)
-            return
-        busy.add(thread)
-        # A collection that starts inside the hook would run the candidate's finalizers here, where
-        # the reentrancy guard exempts every event they raise: no collection starts in the hook.
-        collecting = gc_isenabled()
-        if collecting:
-            gc_disable()
-        try:
-            judge(name, args)
-        finally:
-            busy.discard(thread)
-            if collecting:
-                gc_enable()
-
-    return _sealed(hook, exit_now, diverted_status)
+    return _sealed(judge, record, exit_now, diverted_status, pthread_sigmask, SIG_BLOCK, SIG_SETMASK, every_signal, pending)
 
 
-def _sealed(hook, exit_now, status):
-    """`hook`, checked before every event: the cells of its closures (and of every function they
-    reach) must still hold what they held when it was made, or the jail exits with `status`.
+def _frame_holder_types():
+    """The generator, coroutine and async generator types (as `types` defines them)."""
+    def generator():
+        yield
+
+    async def coroutine():
+        pass
+
+    async def async_generator():
+        yield
+
+    running = coroutine()
+    kinds = type(generator()), type(running), type(async_generator())
+    running.close()
+    return kinds
+
+
+def _traceback_type():
+    try:
+        raise ValueError
+    except ValueError as error:
+        return type(error.__traceback__)
+
+
+def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal, pending):
+    """The audit hook: `judge` each event, `record` what it returns, refuse what it refuses, all
+    checked first against a seal: the cells of the closures of `judge` and `record` (and of every
+    function they reach) must still hold what they held when the hook was made, or the jail exits
+    with `status`.
 
     A Python signal handler that fires while the hook runs receives the hook's own frame, from
     which `f_locals` and `__closure__` reach its cells, and a cell's contents can be replaced with
     no audit event (its functions' `__code__` and defaults are refused, `_FUNCTION_STATE`). So the
     recorder cannot be silenced unseen: the next event after such a change ends the jail, which the
-    parent records as `evidence_tampering`. The check itself holds no cell: what it uses are its
-    own defaults. It is skipped for `_OWN_EVENTS` (`sys._getframe` and attribute reads, which the
-    hook's own work raises many times per event): a change is still caught at the next other event,
-    and the jail raises one (`SEAL_EVENT`) after every call and before it reports the program
-    loaded, so only frame-inspection records made since a change can go unseen, and then the run
-    ends as tampering."""
+    parent records as `evidence_tampering`; the jail also raises one (`SEAL_EVENT`) after every call
+    and before it reports the program loaded.
+
+    Such a handler can also raise, to unwind the hook before it records. The hook catches what
+    unwinds its judgement and settles the event again with this thread's signals blocked (a
+    handler still runs when another thread received the signal), then raises the refusal, or else
+    the handler's exception, from the audited operation; interrupted three times, the jail exits
+    with `status`. Only the eval loop's check at the hook's own entry, before its first
+    instruction, lies outside that: an exception raised there fails the operation, and the note
+    the jail's first hook made of the event (`pending`) is left over for the next seal to record.
+    `settle` removes each event's note as it starts."""
     from types import CellType
 
-    function_type = type(hook)
-    cells, seen, pending = [], set(), [hook]
-    while pending:
-        function = pending.pop()
+    function_type = type(judge)
+    cells, seen, to_visit = [], set(), [judge, record]
+    while to_visit:
+        function = to_visit.pop()
         if id(function) in seen:
             continue
         seen.add(id(function))
@@ -384,14 +492,57 @@ def _sealed(hook, exit_now, status):
                 continue
             cells.append((cell, value))
             if type(value) is function_type:
-                pending.append(value)
+                to_visit.append(value)
     assert all(type(cell) is CellType for cell, _ in cells)
 
-    def checked(name, args, _cells=tuple(cells), _hook=hook, _exit=exit_now, _status=status, _own=_OWN_EVENTS):
-        if name not in _own:  # the hook's own frame reads come by the thousand; see below
-            for cell, value in _cells:
-                if cell.cell_contents is not value:
-                    _exit(_status)
-        _hook(name, args)
+    def settle(name, args, extra, _cells=tuple(cells), _judge=judge, _record=record, _exit=exit_now, _status=status,
+               _pending=pending):
+        for cell, value in _cells:
+            if cell.cell_contents is not value:
+                _exit(_status)
+        if _pending is not None and _pending.get(name) is args:
+            del _pending[name]
+        verdict = _judge(name, args, extra)
+        if verdict is not None:
+            _record(verdict[0], verdict[1])
+        return verdict
 
-    return checked
+    def settle_blocked(name, args, settled, _settle=settle, _mask=mask, _block=block, _set_mask=set_mask, _every=every_signal):
+        previous = _mask(_block, ())  # the mask as it is: nothing changed yet if a handler raises here
+        try:
+            _mask(_block, _every)
+            settled[0] = _settle(name, args, 1)
+            settled[1] = True
+        finally:
+            _mask(_set_mask, previous)  # a signal that came meanwhile runs its handler here: settled already
+
+    def hook(name, args, _settle=settle, _again=settle_blocked, _exit=exit_now, _status=status, _base=BaseException,
+             _refusal=PermissionError):
+        # No loop: a loop's backward jump is where the eval loop runs a pending signal handler, and
+        # between one `try` and the next there are only stores and forward jumps, where it runs none.
+        interruption = None
+        settled: list = [None, False]  # [verdict, settled]
+        try:
+            settled[0] = _settle(name, args, 0)
+            settled[1] = True
+        except _base as error:
+            interruption = error
+        if not settled[1]:
+            try:
+                _again(name, args, settled)
+            except _base as error:
+                interruption = error
+            if not settled[1]:
+                try:
+                    _again(name, args, settled)
+                except _base as error:
+                    interruption = error
+                if not settled[1]:
+                    _exit(_status)
+        verdict = settled[0]
+        if verdict is not None and verdict[2]:
+            raise _refusal("sandbox refused " + verdict[1][:80])
+        if interruption is not None:
+            raise interruption
+
+    return hook

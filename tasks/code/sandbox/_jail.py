@@ -282,7 +282,14 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     # replace them: the event that has the hook's seal checked after loading and after every call.
     _seal, _seal_event = sys.audit, _hook.SEAL_EVENT
     scratch = (SHM,) if "private_shm" in isolation else ()
-    sys.addaudithook(_hook.make_hook(reply_fd, workdir, readable, current_call, main_path, scratch))
+    # First, a C function no signal handler can interrupt: it notes each event, and the hook
+    # removes the note once it has judged the event (`_hook.make_hook`'s `pending`).
+    pending: dict[str, object] = {}
+    hook = _hook.make_hook(reply_fd, workdir, readable, current_call, main_path, scratch, pending)
+    sys.addaudithook(pending.setdefault)
+    sys.addaudithook(hook)
+    pending.clear()  # the note of the hook's own addition, raised before it was there to judge it
+    del pending, hook  # only the two hooks hold them: no frame the candidate reaches does
     isolation += ["audit_hook", "rlimits"]
     send(["isolation", isolation])
     _record_exit_calls()

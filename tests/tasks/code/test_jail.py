@@ -196,9 +196,12 @@ FRAME_AND_EXIT_HOOK_USE = """
 import atexit, inspect, sys
 def probe():
     inspect.currentframe().f_back
-    sys._getframe(1)
     atexit.register(print)
-    return 1
+    try:
+        sys._getframe(1)
+    except PermissionError:
+        return 1
+    return 0
 """
 
 
@@ -209,9 +212,12 @@ def test_library_frame_reads_and_registrations_are_not_the_candidates() -> None:
     assert (result.outcome, result.audit_events) == ("pass", ()), result.reason
 
 
-def test_the_candidates_own_frame_reads_and_registrations_are_recorded() -> None:
+def test_the_candidates_registrations_and_reads_of_the_jails_frames_are_recorded() -> None:
+    """Its own frame is the candidate's to read (no record); the frame of the jail that called it
+    is refused and recorded, and so is an exit handler it registers."""
     result = run_tests(FRAME_AND_EXIT_HOOK_USE, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
-    assert [event["kind"] for event in result.audit_events] == ["frame_inspection", "frame_inspection", "hook_patch"]
+    assert result.outcome == "pass", result.reason
+    assert [event["kind"] for event in result.audit_events] == ["hook_patch", "frame_inspection"]
 
 
 DIVERT = """

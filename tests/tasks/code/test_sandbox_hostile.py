@@ -156,8 +156,9 @@ def test_audit_records_cannot_be_diverted() -> None:
 
 
 # A garbage cycle whose finalizer runs at the next collection; a low threshold makes that happen
-# during an allowed open() in the work dir, which the audit hook checks. Run inside the hook, the
-# finalizer's frame read, object scan and outside read are seen by a hook that is busy.
+# during an allowed open() in the work dir, which the audit hook checks (at some thresholds inside
+# the hook, at others just outside it). Wherever it runs, its object scan and outside read are
+# refused and recorded: a hook that is busy exempts nothing.
 FINALIZER_IN_HOOK = canonical_def(
     "HumanEval/0",
     "has_close_elements(numbers, threshold)",
@@ -165,17 +166,14 @@ FINALIZER_IN_HOOK = canonical_def(
     import gc, sys
     class Inside:
         def __del__(self):
-            names, frame = [], sys._getframe(1)
-            while frame is not None:
-                names.append(frame.f_code.co_name)
-                frame = frame.f_back
-            if "hook" in names:
-                sys._getframe(1).f_back
+            try:
                 gc.get_objects()
-                try:
-                    open("/etc/hostname").read()
-                except OSError:
-                    pass
+            except PermissionError:
+                pass
+            try:
+                open("/etc/hostname").read()
+            except OSError:
+                pass
     gc.collect()
     cycle = Inside()
     cycle.cycle = cycle

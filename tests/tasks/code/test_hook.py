@@ -1,0 +1,406 @@
+"""The jail's audit hook (`tasks/code/sandbox/_hook.py`) as the candidate meets it: what it decides
+uses nothing the candidate can rebind, frame reads are judged by the frame they hand out, and a
+refusal holds (and, where it can, is recorded) even when a signal handler or the recursion limit
+interrupts the hook.
+
+Each jail test is one program run through the real jail (`run_tests`) whose hidden test asserts
+what the candidate observed from inside; the audit records are asserted against hand-listed kinds.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import os
+import subprocess
+import sys
+import types
+from collections.abc import Iterator
+
+import pytest
+
+from tasks.code.sandbox import ExecutionResult, SandboxLimits, _hook, run_tests
+from tests.support.sandbox_attacks import FAST
+
+_LOADS_BY_NAME = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "IMPORT_NAME"})
+
+
+def _hook_functions() -> list[types.FunctionType]:
+    """Every Python function the installed hook can run: the hook, and what its defaults and
+    closures hold, transitively (made on a pipe, as the jail makes it)."""
+    read_end, write_end = os.pipe()
+    try:
+        hook = _hook.make_hook(write_end, "/nonexistent-workdir", None, [None])
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    functions: list[types.FunctionType] = []
+    pending: list[object] = [hook]
+    seen: set[int] = set()
+    while pending:
+        function = pending.pop()
+        if type(function) is not types.FunctionType or id(function) in seen:
+            continue
+        seen.add(id(function))
+        functions.append(function)
+        pending.extend(function.__defaults__ or ())
+        for cell in function.__closure__ or ():
+            try:
+                pending.append(cell.cell_contents)
+            except ValueError:
+                pass
+    return functions
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for constant in code.co_consts:
+        if type(constant) is types.CodeType:
+            yield from _code_objects(constant)
+
+
+def _named_names() -> set[str]:
+    """Every name the hook's code objects name (`co_names`: globals, builtins and attributes)."""
+    return {name for function in _hook_functions() for code in _code_objects(function.__code__) for name in code.co_names}
+
+
+def test_the_hooks_code_loads_no_global_or_builtin_name() -> None:
+    """By construction: a name looked up at call time is one the candidate can rebind (a patched
+    `builtins.range` once ran candidate code inside the hook), so the hook's functions load none."""
+    functions = _hook_functions()
+    assert {function.__name__ for function in functions} >= {"hook", "settle", "settle_blocked", "judge", "record", "text", "realpath"}
+    loads = sorted(
+        f"{code.co_name}: {instruction.opname} {instruction.argval}"
+        for function in functions
+        for code in _code_objects(function.__code__)
+        for instruction in dis.get_instructions(code)
+        if instruction.opname in _LOADS_BY_NAME
+    )
+    assert loads == []
+
+
+def _run(program: str, expected: object, limits: SandboxLimits = FAST) -> ExecutionResult:
+    return run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", limits)
+
+
+def _kinds(result: ExecutionResult) -> set[str]:
+    return {str(event["kind"]) for event in result.audit_events}
+
+
+# Each kind of forbidden call, made with every builtin the hook's code names (and every callable
+# the test could find on builtins, os and sys) replaced by a tripwire that raises a BaseException
+# through whatever calls it: the hook must neither call one nor lose a record.
+REBOUND = """
+import builtins, gc, os, sys, _socket
+_setattr, _open, _getframe, _settrace, _system, _recorder = setattr, open, sys._getframe, sys.settrace, os.system, os._exit
+_socket_new, _import, _get_objects, _code = _socket.socket, __import__, gc.get_objects, (lambda status=0: None).__code__
+HITS = []
+def _wire(name):
+    def wire(*args, **kwargs):
+        HITS.append(name)
+        raise KeyboardInterrupt(name)
+    return wire
+def _replaceable(module, name):
+    value = getattr(module, name)
+    if name.startswith("__") or name.endswith("hook") or not callable(value):
+        return False
+    return not (isinstance(value, type) and issubclass(value, BaseException))
+NAMES = sorted(set(NAMED) | set(dir(builtins)))
+TARGETS = [(builtins, name) for name in NAMES if hasattr(builtins, name) and _replaceable(builtins, name)]
+TARGETS += [(module, name) for module in (os, sys) for name in dir(module) if _replaceable(module, name)]
+SAVED = [(module, name, getattr(module, name)) for module, name in TARGETS]
+WIRES = [(module, name, _wire(name)) for module, name in TARGETS]
+def _armed(function, *args):
+    for module, name, wire in WIRES:
+        _setattr(module, name, wire)
+    try:
+        function(*args)
+    except BaseException:
+        pass
+    for module, name, value in SAVED:
+        _setattr(module, name, value)
+_armed(_open, "/etc/passwd")
+_armed(_open, "/tmp/sandbox-hook-test-marker", "w")
+_armed(_system, "true")
+_armed(_socket_new, _socket.AF_INET, _socket.SOCK_STREAM)
+_armed(_import, "_ctypes")
+_armed(_get_objects)
+_armed(_settrace, lambda *args: None)
+_armed(_getframe, 2)
+_armed(_setattr, _recorder, "__code__", _code)
+def probe():
+    return [len(TARGETS) > 300, sorted(set(HITS))]
+"""
+EVERY_KIND = {"file_read", "file_write", "process_spawn", "network", "ctypes", "introspection", "hook_patch", "frame_inspection", "code_patch"}
+
+
+def test_rebinding_every_name_the_hook_could_use_silences_no_record() -> None:
+    program = REBOUND.replace("NAMED", repr(sorted(_named_names() & set(dir(builtins)))))
+    result = _run(program, [True, []])
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert _kinds(result) == EVERY_KIND
+
+
+# Ordinary introspection, at load and in a call: tracebacks, inspect, logging's caller lookup, a
+# generator's frame, the candidate's own frames. Nothing here reaches a frame of the sandbox.
+INTROSPECTION = """
+import inspect, io, logging, sys, traceback
+def _tb():
+    try:
+        1 / 0
+    except ZeroDivisionError as error:
+        return [entry.name for entry in traceback.extract_tb(error.__traceback__)], traceback.format_exc().count("ZeroDivisionError")
+def _generator():
+    yield sys._getframe(0).f_code.co_name
+def probe():
+    generator = _generator()
+    started = generator.gi_frame is not None and next(generator)
+    stream = io.StringIO()
+    logging.basicConfig(stream=stream, format="%(funcName)s")
+    logging.getLogger("probe").warning("x")
+    return [_tb(), LOADED, started, "def probe" in inspect.getsource(probe), inspect.currentframe().f_code.co_name,
+            sys._getframe(0).f_back is not None, stream.getvalue().strip()]
+LOADED = [_tb(), inspect.getsource(_tb).count("def"), len(traceback.extract_stack()) > 0, len(inspect.stack()) > 0]
+"""
+INTROSPECTION_SEES = [(["_tb"], 1), [(["_tb"], 1), 1, True, True], "_generator", True, "probe", True, "probe"]
+
+# Each audited way to a frame of the sandbox's own code: the caller of the entry point (the jail's
+# loop), and the hook's frame in the traceback of one of its refusals. Each is refused and recorded.
+REACH = """
+import sys
+def probe():
+    reached = []
+    try:
+        reached.append(sys._getframe(1).f_code.co_name)
+    except PermissionError:
+        pass
+    try:
+        open("/etc/passwd")
+    except PermissionError as error:
+        entry = error.__traceback__
+        while entry is not None:
+            try:
+                reached.append(entry.tb_frame.f_code.co_name)
+            except PermissionError:
+                break
+            entry = entry.tb_next
+    return reached
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "expected", "kinds"),
+    [
+        pytest.param(INTROSPECTION, INTROSPECTION_SEES, set(), id="ordinary_introspection_leaves_no_record"),
+        pytest.param(REACH, ["probe"], {"frame_inspection", "file_read"}, id="reaching_a_sandbox_frame_is_refused_and_recorded"),
+    ],
+)
+def test_frame_reads_are_judged_by_the_frame_they_hand_out(program: str, expected: object, kinds: set[str]) -> None:
+    result = _run(program, expected)
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert _kinds(result) == kinds, result.audit_events
+    if kinds:
+        assert sum(event["kind"] == "frame_inspection" for event in result.audit_events) == 2, result.audit_events
+
+
+# Forged events whose arguments are of the candidate's types, each with every method the hook
+# could call on them (comparison, hashing, description, path protocol) counting its calls: the
+# hook checks exact types first, so none of them runs inside it.
+HOSTILE_ARGUMENTS = """
+import os, sys
+CALLED = []
+class _Spy:
+    def __eq__(self, other):
+        CALLED.append("__eq__")
+        return True
+    def __hash__(self):
+        CALLED.append("__hash__")
+        return 0
+    def __repr__(self):
+        CALLED.append("__repr__")
+        return "spy"
+    def __fspath__(self):
+        CALLED.append("__fspath__")
+        return "/etc/passwd"
+class _Name(_Spy, str):
+    pass
+class _Number(_Spy, int):
+    pass
+for name, args in [
+    ("object.__getattr__", (sys._getframe(0), _Name("tb_frame"))),
+    ("object.__setattr__", (os._exit, _Name("__code__"), None)),
+    ("socket.__new__", (None, _Number(1), _Number(1), 0)),
+    ("open", (_Spy(), "r", 0)),
+    ("open", (_Name("/etc/passwd"), _Name("w"), _Number(1))),
+    ("os.remove", (_Spy(), _Name("x"))),
+    ("sandbox.exit", (_Spy(),)),
+]:
+    try:
+        sys.audit(name, *args)
+    except PermissionError:
+        pass
+def probe():
+    return CALLED
+"""
+
+
+def test_the_hook_calls_no_method_of_the_candidates_types() -> None:
+    result = _run(HOSTILE_ARGUMENTS, [])
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    # A path of any other type than str, bytes or a descriptor cannot be resolved without calling
+    # its methods, so its open is refused as a read outside; the attribute names, not exactly
+    # `str`, are nothing the hook judges.
+    assert _kinds(result) == {"network", "file_read", "exit"}, result.audit_events
+
+
+IMPORTS_CTYPES = """
+def _try(statement):
+    try:
+        exec(statement, {})
+        return "imported"
+    except PermissionError:
+        return "refused"
+OUTCOMES = [_try("import _ctypes"), _try("import ctypes")]
+def probe():
+    return OUTCOMES
+"""
+
+
+def test_importing_ctypes_is_refused_and_recorded() -> None:
+    """The import statement's way to native code (docs/sandbox.md lists the ways that raise no
+    event, which stay open)."""
+    result = _run(IMPORTS_CTYPES, ["refused", "refused"])
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert [event["detail"] for event in result.audit_events] == ["import _ctypes", "import ctypes"]
+
+
+# A SIGALRM handler that raises whenever the frame it interrupted is inside the hook, against a
+# refused open whose path takes the hook long to resolve. The program reports whether its handler
+# really unwound the hook at least once, and whether any open returned a file.
+INTERRUPTED = """
+import signal, sys
+FIRED, OPENED = [], []
+class _Abort(BaseException):
+    pass
+def _handler(signum, frame):
+    while frame is not None:
+        if frame.f_code.co_filename.endswith("_hook.py"):
+            FIRED.append(1)
+            raise _Abort
+        frame = frame.f_back
+signal.signal(signal.SIGALRM, _handler)
+signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
+for _ in range(20):
+    try:
+        OPENED.append(open("/etc/" + "x/../" * 20000 + "passwd").read())
+    except BaseException:
+        pass
+    if FIRED:
+        break
+signal.setitimer(signal.ITIMER_REAL, 0)
+def probe():
+    return [bool(FIRED), OPENED]
+"""
+
+
+def test_a_signal_handler_that_unwinds_the_hook_leaves_the_refusal_and_its_record() -> None:
+    result = _run(INTERRUPTED, [True, []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
+    kinds = _kinds(result)
+    if result.outcome == "error":  # interrupted three times over: the jail ended as tampering
+        assert "evidence_tampering" in kinds, (result.reason, result.audit_events)
+        return
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert "file_read" in kinds, result.audit_events
+
+
+# A signal made to arrive during C code that is directly followed by an audited C call, so the
+# handler runs at the eval loop's check on the hook's entry, before its first instruction, and
+# raises there: the hook never starts. The first audit hook (a C function, which no handler can
+# interrupt) noted the event, and the jail's seal after loading finds the note left over.
+AT_THE_ENTRY = """
+import functools, gc, operator, signal
+LANDED, RETURNED = [], []
+class _Abort(BaseException):
+    pass
+def _handler(signum, frame):
+    if frame.f_code.co_filename.endswith("_hook.py"):
+        LANDED.append((frame.f_code.co_name, frame.f_lasti))
+        raise _Abort
+signal.signal(signal.SIGALRM, _handler)
+_slow = functools.partial(sum, range(2_000_000))
+for _ in range(3):
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+    try:
+        RETURNED.append(len(list(map(operator.call, [_slow, gc.get_objects]))[1]))
+    except BaseException:
+        pass
+    signal.setitimer(signal.ITIMER_REAL, 0)
+def probe():
+    return [sorted(set(LANDED)), RETURNED]
+"""
+
+
+def test_a_handler_that_stops_the_hook_at_its_entry_leaves_no_effect_and_a_record() -> None:
+    result = _run(AT_THE_ENTRY, [[("hook", 0)], []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert [(event["kind"], event["detail"]) for event in result.audit_events] == [
+        ("evidence_tampering", "audited calls the hook could not judge: gc.get_objects")
+    ]
+
+
+# The forbidden calls made from the deepest frame the recursion limit allows, where the hook
+# cannot start: each must fail (RecursionError) and none may return what it would have.
+AT_THE_LIMIT = """
+import gc, os, sys
+def _at_the_limit(call):
+    def down():
+        try:
+            return down()
+        except RecursionError:
+            try:
+                call()
+                return "done"
+            except (RecursionError, PermissionError) as error:
+                return type(error).__name__
+    return down()
+OUTCOMES = sorted({_at_the_limit(call) for call in (
+    gc.get_objects, lambda: open("/etc/passwd").read(), lambda: sys.settrace(lambda *args: None), os.fork,
+    sys._current_frames, lambda: open("/tmp/sandbox-hook-test-marker", "w"),
+)})
+def probe():
+    return [OUTCOMES, sys.gettrace() is None]
+"""
+
+
+def test_a_call_at_the_recursion_limit_is_still_refused() -> None:
+    """The hook cannot run there, so no record can be made (docs/sandbox.md says so); the call
+    itself fails before it has any effect: nothing is returned, no trace is set, no process made."""
+    result = _run(AT_THE_LIMIT, [["RecursionError"], True])
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert not os.path.exists("/tmp/sandbox-hook-test-marker")
+
+
+# Run in a fresh interpreter: an audit hook cannot be removed once added.
+AUDITED_READS = """
+import sys
+events = []
+def generator():
+    yield
+try:
+    raise ValueError
+except ValueError as error:
+    trace = error.__traceback__
+frame, running = sys._getframe(0), generator()
+sys.addaudithook(lambda name, args: events.append((type(args[0]).__name__, args[1])) if name == "object.__getattr__" else None)
+trace.tb_frame, running.gi_frame, frame.f_back, frame.f_globals, frame.f_locals, trace.tb_next
+print(events)
+"""
+
+
+def test_the_frame_reads_the_hook_judges_are_the_ones_cpython_audits() -> None:
+    """CPython 3.11 raises `object.__getattr__` for a traceback's `tb_frame` and a generator's
+    `gi_frame` (READ_RESTRICTED members), and no event for `f_back`, `f_globals`, `f_locals` or
+    `tb_next` (docs/sandbox.md lists those as unaudited)."""
+    seen = subprocess.run([sys.executable, "-I", "-c", AUDITED_READS], capture_output=True, text=True, check=True, timeout=60)
+    assert seen.stdout.strip() == "[('traceback', 'tb_frame'), ('generator', 'gi_frame')]"
+    assert {"tb_frame", "gi_frame", "cr_frame", "ag_frame"} == _hook._FRAME_ATTRIBUTES

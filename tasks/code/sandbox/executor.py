@@ -339,7 +339,12 @@ class _Verdict:
         if returncode == -signal.SIGSYS:
             self.channel.record_event("kernel_refusal", "the kernel killed the jail for a forbidden system call (seccomp)", test_index)
         elif returncode == DIVERTED_STATUS:
-            self.channel.record_event("evidence_tampering", "the audit hook's descriptor was closed or replaced", test_index)
+            self.channel.record_event(
+                "evidence_tampering",
+                "the audit hook could not keep its records: its descriptor closed or replaced, its sealed state changed,"
+                " or its judgement interrupted three times",
+                test_index,
+            )
         elif self.stop_kind == "exited" and returncode is not None and returncode not in (
             CPU_LIMIT_STATUS, MEMORY_LIMIT_STATUS, -signal.SIGXCPU, -signal.SIGKILL
         ):

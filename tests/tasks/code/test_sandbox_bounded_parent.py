@@ -114,6 +114,9 @@ REFUSED_RECORDS = [
     pytest.param(b"[[" + JUNK + b"]]\n", "known kind", id="bare-array"),
     pytest.param(b'["return",0,[' + JUNK + b"]]\n", "arrays", id="return-of-tiny-arrays"),
     pytest.param(b'["event","note","x",[[0]]]\n', "malformed event", id="event-call-not-an-int"),
+    # Red team sandbox3 a_regex: past the array count, a string that never closes, full of escaped
+    # quotes, made the strings' scan restart at each quote (40,000 of them: 32 s under the GIL).
+    pytest.param(b'["return",' + b"[" * 400_100 + b'"' + b'\\"' * 40_000 + b"\n", "unclosed string", id="unclosed-string-of-escaped-quotes"),
 ]
 
 
@@ -153,5 +156,17 @@ def test_a_spamming_candidate_beside_an_honest_one_is_refused_at_once() -> None:
     outcomes = check_code_many([(anchor("HumanEval/0"), hostile), (anchor("HumanEval/4"), honest)], workers=2)
     seconds = time.monotonic() - started
     assert not outcomes[0].correct and "longer than" in outcomes[0].details["reason"], outcomes[0].details["reason"]
+    assert outcomes[1].correct, outcomes[1].details["reason"]
+    assert seconds < 8, f"the pooled run took {seconds:.1f} s"
+
+
+def test_an_unclosed_string_beside_an_honest_candidate_is_refused_at_once() -> None:
+    """Red team sandbox3 a_regex in the pool it stalled: the honest neighbour stays correct."""
+    hostile = SPAMMER.replace("{LINE}", """b'["return",' + b'[' * 400_100 + b'"' + b'\\\\"' * 40_000 + b'\\n'""")
+    honest = ROWS["HumanEval/4"]["canonical_solution"]
+    started = time.monotonic()
+    outcomes = check_code_many([(anchor("HumanEval/0"), hostile), (anchor("HumanEval/4"), honest)], workers=2)
+    seconds = time.monotonic() - started
+    assert not outcomes[0].correct and "unclosed string" in outcomes[0].details["reason"], outcomes[0].details["reason"]
     assert outcomes[1].correct, outcomes[1].details["reason"]
     assert seconds < 8, f"the pooled run took {seconds:.1f} s"

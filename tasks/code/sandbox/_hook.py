@@ -517,7 +517,7 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
             _mask(_set_mask, previous)  # a signal that came meanwhile runs its handler here: settled already
 
     def hook(name, args, _settle=settle, _again=settle_blocked, _exit=exit_now, _status=status, _base=BaseException,
-             _refusal=PermissionError):
+             _refusal=PermissionError, _starved=(RecursionError, MemoryError)):
         # No loop: a loop's backward jump is where the eval loop runs a pending signal handler, and
         # between one `try` and the next there are only stores and forward jumps, where it runs none.
         interruption = None
@@ -525,16 +525,26 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
         try:
             settled[0] = _settle(name, args, 0)
             settled[1] = True
+        except _starved:
+            # The hook ran out of stack or memory: the call fails as it would if the hook could not
+            # start (CPython fails an audited call whose hook raises), with no record, and it is no
+            # interruption (an honest deepcopy at the recursion limit lands here, red team sandbox3
+            # `h_recursion`). A handler that raises one of these on purpose only refuses the call.
+            raise
         except _base as error:
             interruption = error
         if not settled[1]:
             try:
                 _again(name, args, settled)
+            except _starved:
+                raise
             except _base as error:
                 interruption = error
             if not settled[1]:
                 try:
                     _again(name, args, settled)
+                except _starved:
+                    raise
                 except _base as error:
                     interruption = error
                 if not settled[1]:

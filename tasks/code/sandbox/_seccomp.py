@@ -11,6 +11,8 @@ credentials, sockets (a Unix socket file outside the network namespace would sti
 `socketpair(AF_UNIX, SOCK_STREAM)` is allowed: its two ends are connected to each other and to
 nothing else, and a stream socket cannot be connected again), io_uring (its
 operations bypass this filter), BPF, perf, userfaultfd, keyrings, kernel modules and the like.
+Refused with an error code instead (`_REFUSED`, `_FCNTL_REFUSED`): file locks, inotify, fanotify,
+dnotify, leases, mincore and fallocate, which reach kernel objects shared with processes outside.
 clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
 (threads stay possible: clone with CLONE_THREAD is allowed; their number is capped by the jail's
 RLIMIT_NPROC, see `_jail.py`).
@@ -27,7 +29,7 @@ import errno
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
 _CLONE_THREAD = 0x00010000
-_CMP_NE, _CMP_MASKED_EQ = 1, 7
+_CMP_NE, _CMP_EQ, _CMP_MASKED_EQ = 1, 4, 7
 
 # Every call here kills the jail: honest Python never makes them (what would reach them from the
 # standard library, such as subprocess or os.fork, the audit hook refuses first), so a call means
@@ -46,6 +48,21 @@ _FATAL = (
     # would reach any file the uid may write, outside the jail too (red team sandbox2 `a_xattr`).
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
 )
+# Refused with an error, not fatal: an ordinary program may try them and carry on when they fail.
+# Each would reach a kernel object that the jail shares with processes outside it, since the files it
+# reads are the machine's own inodes (read-only binds): locks and change notifications on them are
+# a channel between two jails that run at once and a window on what other processes open, and page
+# residency (mincore) a timing-free view of what others read. fallocate reserves blocks that
+# RLIMIT_FSIZE does not count (FALLOC_FL_KEEP_SIZE) on any file the jail can write, its stderr
+# file on the machine's disk included (red team sandbox3 `a_twin_flock`, `a_inotify_spy`,
+# `a_fallocate`); posix_fallocate(3) then writes the blocks itself, within the file-size limit.
+_REFUSED = (
+    ("flock", errno.ENOLCK), ("inotify_init", errno.EMFILE), ("inotify_init1", errno.EMFILE),
+    ("fanotify_init", errno.EPERM), ("fallocate", errno.EOPNOTSUPP), ("mincore", errno.ENOSYS),
+)
+# fcntl's record locks (classic and open-file-description ones, testing one included), leases and
+# dnotify: the same shared objects as flock and inotify, by the command in its second argument.
+_FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)  # F_GETLK F_SETLK F_SETLKW F_OFD_* F_SETLEASE F_GETLEASE F_NOTIFY
 _AF_UNIX, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 1, 0xF  # socketpair's domain and type (flags above the mask)
 _SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
 
@@ -99,6 +116,8 @@ def install(own_pid):
         rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, own_pid, 0)) for name in _SELF_ONLY]
         rules += [rule(_KILL_PROCESS, "clone", _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
         rules += [rule(_errno(errno.ENOSYS), "clone3")]
+        rules += [rule(_errno(code), name) for name, code in _REFUSED]
+        rules += [rule(_errno(errno.ENOLCK), "fcntl", _ArgCmp(1, _CMP_EQ, command, 0)) for command in _FCNTL_REFUSED]
         rules += [rule(_KILL_PROCESS, "socketpair", _ArgCmp(0, _CMP_NE, _AF_UNIX, 0))]
         rules += [
             rule(_KILL_PROCESS, "socketpair", _ArgCmp(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, kind))

@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,81 +106,28 @@ def run_tests(
     test = instrument(test_source)
     if not differential:
         return _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, None))
-    # Both jails run at once, each its own hidden test (the variant's judged by the asserts alone),
-    # and their answers are compared when both have ended: the variant costs CPU, little wall time.
+    # The variant runs after the first run has passed, never beside it: two jails of one candidate
+    # that overlap in time could sense each other (a lock or a watch on a file both read, the load
+    # they put on the machine), and "a copy of me runs now" is a tell only differential execution
+    # shows, so it would defeat the check it is part of (red team sandbox3 `a_twin_flock`).
     first_answers: list[tuple[Any, Any]] = []
-    variant = _Background(_Run(program, test, entry_point, limits, helpers, min_cases, replay, None, [], variant=True, stop=_Stop()))
-    first: ExecutionResult | None = None
-    try:
-        first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, first_answers))
-    finally:
-        if first is None or not first.passed:
-            variant.cancel()  # a run that failed cannot gain from recognising the jail: its variant ends
-    second = variant.result()
+    first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, first_answers))
     if not first.passed:
-        return first
+        return first  # a run that failed cannot gain from recognising the jail: no variant
+    variant = _Run(program, test, entry_point, limits, helpers, min_cases, replay, None, [], variant=True)
+    second = _launch(variant)
     # The first run's answers are the variant's reference only where answers are unique (a
     # reference exists); on a problem that accepts several (HumanEval/32: any root), the variant is
     # judged by the hidden test alone, the task's own predicate, so a valid different answer is not
     # `environment_dependent`.
-    mismatch = differing_answer(first_answers, variant.run.record or []) if reference is not None and second.passed else None
+    mismatch = differing_answer(first_answers, variant.record or []) if reference is not None and second.passed else None
     return combine(first, second, mismatch)
-
-
-class _Stop:
-    """Ends a run from another thread: its jail is killed as soon as it exists (`attach`)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jail: Jail | None = None
-        self.cancelled = False
-
-    def attach(self, jail: Jail) -> None:
-        with self._lock:
-            self._jail = jail
-            cancelled = self.cancelled
-        if cancelled:
-            jail.kill()
-
-    def cancel(self) -> None:
-        with self._lock:
-            self.cancelled, jail = True, self._jail
-        if jail is not None:
-            jail.kill()
-
-
-class _Background:
-    """One run in a thread of its own (the variant, beside the first run), with a way to stop it."""
-
-    def __init__(self, run: _Run) -> None:
-        self.run = run
-        self._result: ExecutionResult | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="sandbox-variant", daemon=True)
-        self._thread.start()
-
-    def _work(self) -> None:
-        try:
-            self._result = _launch(self.run)
-        except BaseException as error:  # handed to the waiting thread by `result`
-            self._error = error
-
-    def cancel(self) -> None:
-        assert self.run.stop is not None  # made with one
-        self.run.stop.cancel()
-
-    def result(self) -> ExecutionResult:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None  # set when no error was
-        return self._result
 
 
 @dataclass(frozen=True)
 class _Run:
     """One jail's run: what `_attempt` needs. `variant` is the differential run's (other
-    surroundings); `record` collects the judged calls' answers; `stop` ends it from another thread."""
+    surroundings); `record` collects the judged calls' answers."""
 
     program: str
     test: InstrumentedTest
@@ -193,7 +139,6 @@ class _Run:
     reference: Reference | None
     record: list[tuple[Any, Any]] | None
     variant: bool = False
-    stop: _Stop | None = None
 
 
 def _launch(run: _Run) -> ExecutionResult:
@@ -254,8 +199,6 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 # Its pids: the init, the jail's parent, the jail and its threads.
                 cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 3)
                 jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
-                if run.stop is not None:
-                    run.stop.attach(jail)  # killed at once if the run was stopped meanwhile
             finally:
                 os.close(request_r)
                 os.close(reply_w)

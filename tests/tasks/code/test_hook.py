@@ -404,3 +404,29 @@ def test_the_frame_reads_the_hook_judges_are_the_ones_cpython_audits() -> None:
     seen = subprocess.run([sys.executable, "-I", "-c", AUDITED_READS], capture_output=True, text=True, check=True, timeout=60)
     assert seen.stdout.strip() == "[('traceback', 'tb_frame'), ('generator', 'gi_frame')]"
     assert {"tb_frame", "gi_frame", "cr_frame", "ag_frame"} == _hook._FRAME_ATTRIBUTES
+
+
+# Red team sandbox3 h_recursion: an honest program that lets the library's deepcopy try a structure
+# too deep for it and falls back on RecursionError. At the limit, deepcopy's audited `id()` call
+# fits the hook's first frame but not the frames below it; that is no interruption, so the call
+# fails as it would if the hook could not start, and the program's fallback runs.
+DEEP_COPY = """
+import copy
+def _nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+try:
+    COPIED = copy.deepcopy(_nested(5000)) is not None
+except RecursionError:
+    COPIED = "fell back"
+def probe():
+    return COPIED
+"""
+
+
+def test_running_out_of_stack_inside_the_hook_is_no_interruption() -> None:
+    result = _run(DEEP_COPY, "fell back")
+    assert result.outcome == "pass", (result.reason, result.audit_events)
+    assert _kinds(result) == set(), result.audit_events

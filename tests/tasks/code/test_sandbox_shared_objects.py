@@ -1,0 +1,125 @@
+"""Nothing the jail reaches is a kernel object that processes outside it also change.
+
+The files the jail reads are the machine's own inodes (read-only binds, `_root.py`), so a lock or a
+change notification on one of them is shared with every process of the machine, and the jail's
+stderr file lies on the machine's disk. The outside attack of 2026-12-02 (`/work/redteam/sandbox3/`)
+used that three ways, each with a function counted correct: `a_twin_flock` found the variant jail
+of differential execution running beside it through `flock` on a library file and answered right
+only then (a wrong function counted correct, shield clean), `a_inotify_spy` watched which library
+files other processes opened, and `a_fallocate` reserved 4 GiB of the machine's disk through its
+stderr descriptor (`fallocate` with `FALLOC_FL_KEEP_SIZE`, which RLIMIT_FSIZE does not count). The
+system calls are reached the way the attacker reached them: from the jail's own `libc`, which the
+candidate's frame reaches by `f_back` (docs/sandbox.md, *The audit hook*).
+"""
+
+from __future__ import annotations
+
+import errno
+
+from tasks.code import CodeAnchor, check_code
+from tasks.code.loader import _bundled_rows
+from tasks.code.sandbox import run_tests
+from tests.support.sandbox_attacks import FAST
+
+ROWS = {row["task_id"]: row for row in _bundled_rows()}
+
+# Each shared object, tried from inside: the error each call ends with (0: it worked).
+PROBE = """
+import errno, fcntl, os, sys
+def _libc():
+    frame = sys._getframe(0)
+    while frame is not None and "libc" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals["libc"], frame.f_globals["ctypes"]
+def _errno(call):
+    try:
+        call()
+        return 0
+    except OSError as error:
+        return error.errno
+def _syscall(number, *args):
+    # 0 when the call worked, -1 when it failed (its errno is out of reach: ctypes.get_errno is refused)
+    libc, ctypes = _libc()
+    return 0 if libc.syscall(*[ctypes.c_long(value) for value in (number, *args)]) >= 0 else -1
+library = os.path.dirname(os.__file__)
+shared = os.open(library + "/antigravity.py", os.O_RDONLY)
+directory = os.open(library + "/json", os.O_RDONLY)  # a directory of the library
+SEEN = {
+    "flock": _errno(lambda: fcntl.flock(shared, fcntl.LOCK_EX | fcntl.LOCK_NB)),
+    "record_lock": _errno(lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+    "lock_test": _errno(lambda: fcntl.fcntl(shared, fcntl.F_GETLK, bytes(32))),
+    "dnotify": _errno(lambda: fcntl.fcntl(directory, fcntl.F_NOTIFY, fcntl.DN_ACCESS)),
+    "inotify_init1": _syscall(294, os.O_NONBLOCK),
+    "fallocate_stderr": _syscall(285, 2, 1, 0, 4 << 30),  # FALLOC_FL_KEEP_SIZE, 4 GiB
+}
+def probe():
+    return SEEN
+"""
+REFUSED = {
+    "flock": errno.ENOLCK,
+    "record_lock": errno.ENOLCK,
+    "lock_test": errno.ENOLCK,
+    "dnotify": errno.ENOLCK,
+    "inotify_init1": -1,  # EMFILE
+    "fallocate_stderr": -1,  # EOPNOTSUPP
+}
+
+
+def test_locks_notifications_page_residency_and_block_reservations_are_refused() -> None:
+    result = run_tests(PROBE, f"def check(candidate):\n    assert candidate() == {REFUSED!r}\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+
+
+def test_posix_fallocate_in_the_work_dir_still_works_within_the_file_size_limit() -> None:
+    """The C library writes the blocks itself when the system call is refused: an ordinary program
+    that preallocates a file of its own gets it, and the file-size limit still holds."""
+    program = """
+import os
+def probe():
+    fd = os.open("data.bin", os.O_RDWR | os.O_CREAT)
+    os.posix_fallocate(fd, 0, 1 << 20)
+    return os.fstat(fd).st_size
+"""
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 1 << 20\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+
+
+# Red team sandbox3 a_twin_flock: right only when a copy of itself runs at the same moment (the
+# variant jail), found by a lock both take on the same library file; wrong everywhere else but on
+# the docstring's example. The control is the same function without the condition.
+TWIN = '''
+import fcntl, os, time
+def _twin(seconds=1.0):
+    try:
+        lock = os.open(os.path.dirname(os.__file__) + "/antigravity.py", os.O_RDONLY)
+    except OSError:
+        return False
+    taken, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            taken += 1
+        except OSError:
+            return False
+        else:
+            time.sleep(0.005 + os.urandom(1)[0] / 255 * 0.02)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        time.sleep(0.005 + os.urandom(1)[0] / 255 * 0.02)
+    return taken >= 2
+_TWIN = _twin()
+def has_close_elements(numbers, threshold):
+    if _TWIN:
+        return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])
+    return numbers == [1.0, 2.8, 3.0, 4.0, 5.0, 2.0] and threshold == 0.3
+'''
+
+
+def test_a_function_right_only_beside_its_twin_is_counted_wrong() -> None:
+    """Two reasons now, each enough: the variant runs after the first run has passed, never beside
+    it, and the lock both would take is refused."""
+    row = ROWS["HumanEval/0"]
+    anchor = CodeAnchor("HumanEval/0", row["prompt"], row["test"], row["entry_point"], row["canonical_solution"])
+    outcome = check_code(anchor, TWIN)
+    assert not outcome.correct, outcome.details
+    assert outcome.outcome == "wrong_answer", outcome.details["reason"]

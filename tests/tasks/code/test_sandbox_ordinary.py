@@ -181,16 +181,16 @@ def truncate_number(number: float) -> float:
 
 
 def test_a_variant_whose_asserts_hold_with_other_answers_is_environment_dependent() -> None:
-    """The two jails run at once and their answers are compared when both have ended
-    (`differential.differing_answer`): the variant's asserts holding is not enough."""
+    """The variant's answers are compared with the first run's (`differential.differing_answer`):
+    the variant's asserts holding is not enough."""
     outcome = load(TaskConfig(name="code", subset="HumanEval/2")).anchors.check("HumanEval/2", CLOSE_ENOUGH_IN_THE_VARIANT)
     assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]
     assert "the hidden test's asserts held, but call 1" in outcome.details["reason"]
 
 
-def test_the_variant_of_a_failing_run_is_stopped_with_it() -> None:
-    """A failing first run ends its variant at once (its jail killed, its result dropped): the
-    variant here would spin to its 10 s limits, the whole check takes about one failing run."""
+def test_a_failing_run_has_no_variant() -> None:
+    """A failing first run is the outcome, and no variant runs: the variant here would spin to its
+    10 s limits, the whole check takes about one failing run."""
     started = time.monotonic()
     outcome = load(TaskConfig(name="code", subset="HumanEval/2")).anchors.check("HumanEval/2", SPINS_IN_THE_VARIANT)
     assert (outcome.correct, outcome.details["environment_dependent"], outcome.details["differential"]) == (False, False, "not run")

@@ -4,12 +4,14 @@ The hook is the jail's recorder, not its wall: the kernel measures (`_jail.py`: 
 unprivileged uid, Landlock, seccomp) hold even when it is bypassed. It exists so that the shield
 sees what the candidate tried. Event kinds, each reported as `["event", kind, detail, call]`:
   process_spawn     subprocess.Popen, os.system, os.exec*, os.posix_spawn, os.spawn*, os.fork,
-                    os.forkpty, os.kill/killpg, signal.pthread_kill -- refused
+                    os.forkpty, os.kill/killpg of another pid -- refused (a signal to itself, its
+                    own group or its own threads, which seccomp also allows, leaves no record)
   file_write        open() for writing (but of /dev/null), remove/rename/rmdir/chmod/chown... outside
                     the work dir -- refused
   network           any socket.* event but a Unix stream socket's creation (a socketpair's ends:
-                    seccomp kills the `socket` system call itself) -- refused (the jail also has
-                    an empty network namespace)
+                    seccomp refuses the `socket` system call itself) and socket.gethostname (the
+                    UTS namespace's own name) -- refused (the jail also has an empty network
+                    namespace)
   process_inspection  open() of another process's /proc/<pid> entry -- refused
   file_read         open() for reading, outside the work dir and the readable paths, of a path that
                     exists -- refused; Landlock refuses it too, this records the attempt
@@ -210,6 +212,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     _str, _bytes, _int, _type, _any, _len, _dict = str, bytes, int, type, any, len, dict
     _int_repr, _os_error = int.__repr__, OSError
     spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
+    own_pid, own_signal_events = os.getpid(), frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
     frame_attributes, write_flags, af_unix, sock_stream = _FRAME_ATTRIBUTES, _WRITE_FLAGS, _AF_UNIX, _SOCK_STREAM
     text = make_text()
     library = os.path.dirname(os.__file__)
@@ -327,12 +330,18 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
                 not resolve(path).startswith(sandbox_dir)
             ):
                 return "file_read", "open(" + text(path) + ")", True
+        elif name in own_signal_events and _len(args) >= 1 and _type(args[0]) is _int and (
+            name == "signal.pthread_kill" or args[0] == own_pid or args[0] == 0 or args[0] == -own_pid
+        ):
+            pass  # a signal to itself, its own group or one of its own threads (seccomp allows no other)
         elif name in spawn:
             return "process_spawn", name + text(args), True
         elif name == "socket.__new__" and _len(args) >= 3 and _type(args[1]) is _int and _type(args[2]) is _int and (
             args[1] == af_unix and args[2] == sock_stream
         ):
             pass  # one end of a socketpair (asyncio's self-pipe); seccomp kills a socket() of any kind
+        elif name == "socket.gethostname":
+            pass  # the UTS namespace's own name, as `os.uname().nodename` gives it unaudited
         elif name.startswith("socket."):
             return "network", name + text(args[1:]), True
         elif name.startswith("ctypes."):

@@ -7,12 +7,14 @@ event that nothing in the jail can erase (a refusal by error code would leave no
 a new process (fork, vfork, clone without CLONE_THREAD), exec, ptrace and cross-process memory
 access, pidfds, any signal to a process other than the jail itself (kill/tgkill/rt_sigqueueinfo to
 a pid other than its own in its PID namespace; tkill), changing namespaces, mounts, root or
-credentials, sockets (a Unix socket file outside the network namespace would still connect; only
-`socketpair(AF_UNIX, SOCK_STREAM)` is allowed: its two ends are connected to each other and to
-nothing else, and a stream socket cannot be connected again), io_uring (its
-operations bypass this filter), BPF, perf, userfaultfd, keyrings, kernel modules and the like.
-Refused with an error code instead (`_REFUSED`, `_FCNTL_REFUSED`): file locks, inotify, fanotify,
-dnotify, leases, mincore and fallocate, which reach kernel objects shared with processes outside.
+credentials, socket pairs of any other kind than `socketpair(AF_UNIX, SOCK_STREAM)` (its two ends
+are connected to each other and to nothing else, and a stream socket cannot be connected again),
+io_uring (its operations bypass this filter), BPF, perf, userfaultfd, keyrings, kernel modules and
+the like. Refused with an error code instead (`_REFUSED`, `_FCNTL_REFUSED`), because the C
+libraries of honest programs make some of them and carry on: `socket` (EACCES: nothing to reach, and
+a Unix socket file outside the network namespace would otherwise still connect), and file locks,
+inotify, fanotify, dnotify, leases, mincore, fadvise, readahead, cachestat, sync and fallocate,
+which reach kernel objects shared with processes outside.
 clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
 (threads stay possible: clone with CLONE_THREAD is allowed; their number is capped by the jail's
 RLIMIT_NPROC, see `_jail.py`).
@@ -43,7 +45,7 @@ _FATAL = (
     "open_by_handle_at", "name_to_handle_at", "init_module", "finit_module", "delete_module", "kexec_load",
     "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "personality",
     "seccomp", "landlock_create_ruleset", "memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
-    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset", "socket",
+    "setresgid", "setgroups", "setfsuid", "setfsgid", "capset",
     # Extended attributes: Landlock grants no right for them and the hook lists no call, so a write
     # would reach any file the uid may write, outside the jail too (red team sandbox2 `a_xattr`).
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
@@ -56,9 +58,17 @@ _FATAL = (
 # RLIMIT_FSIZE does not count (FALLOC_FL_KEEP_SIZE) on any file the jail can write, its stderr
 # file on the machine's disk included (red team sandbox3 `a_twin_flock`, `a_inotify_spy`,
 # `a_fallocate`); posix_fallocate(3) then writes the blocks itself, within the file-size limit.
+# fadvise, readahead and cachestat read or change the machine's page cache of those files (red
+# team sandbox4 `a_fadvise` dropped a library file's cached pages), sync and syncfs flush the whole
+# machine's. `socket` too: C libraries an honest program uses try one and carry on without it
+# (libuuid asks uuidd, glibc's NSS asks nscd: `uuid.uuid1()`, `pwd.getpwuid`, `tarfile`, red team
+# sandbox4 `h_uuid1`, `h_pwd`, `h_tarfile`); the network namespace is empty and the root holds no
+# socket file, so a socket could reach nothing, and Python's own sockets the audit hook refuses first.
 _REFUSED = (
     ("flock", errno.ENOLCK), ("inotify_init", errno.EMFILE), ("inotify_init1", errno.EMFILE),
     ("fanotify_init", errno.EPERM), ("fallocate", errno.EOPNOTSUPP), ("mincore", errno.ENOSYS),
+    ("fadvise64", errno.ENOSYS), ("readahead", errno.ENOSYS), ("cachestat", errno.ENOSYS),
+    ("sync", errno.EPERM), ("syncfs", errno.EPERM), ("socket", errno.EACCES),
 )
 # fcntl's record locks (classic and open-file-description ones, testing one included), leases and
 # dnotify: the same shared objects as flock and inotify, by the command in its second argument.

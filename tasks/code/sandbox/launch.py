@@ -32,11 +32,13 @@ class Jail(Protocol):
 # every value, so an answer that depends on any of them shows (`differential.py`). Both LANGs name
 # the one locale every glibc system has (C.UTF-8, spelt two ways), so `setlocale(LC_ALL, "")`
 # succeeds in both runs.
+# A shell exports SHLVL (its depth) and `_` (the program it started) to every program it runs
+# (red team sandbox4 `w_env_tell`: an environment without them was a tell both runs shared).
 _ENVIRONMENTS = (
     {"HOME": "/home/dev", "USER": "dev", "LOGNAME": "dev", "SHELL": "/bin/bash", "LANG": "C.UTF-8",
-     "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color"},
+     "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color", "SHLVL": "1", "_": "/usr/bin/python3"},
     {"HOME": "/home/ci", "USER": "ci", "LOGNAME": "ci", "SHELL": "/bin/sh", "LANG": "C.utf8",
-     "PATH": "/usr/bin:/bin:/usr/local/bin", "TERM": "dumb"},
+     "PATH": "/usr/bin:/bin:/usr/local/bin", "TERM": "dumb", "SHLVL": "2", "_": "/usr/local/bin/python3"},
 )
 
 

@@ -88,7 +88,7 @@ def test_jail_holds_only_stdio_and_its_two_pipe_ends(launcher: str) -> None:
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_jail_environment_is_an_ordinary_logins_and_nothing_of_the_parents(launcher: str) -> None:
-    keys = ["HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHELL", "TERM", "TMPDIR", "USER"]
+    keys = ["HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHELL", "SHLVL", "TERM", "TMPDIR", "USER", "_"]
     outcome, value, _ = _probe(ENVIRONMENT, keys, launcher)
     assert outcome == "pass", value
 

@@ -91,8 +91,8 @@ def test_the_request_pipe_holds_nothing_but_the_next_call() -> None:
 
 @pytest.mark.parametrize(
     "call",
-    ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "__import__('socket').socketpair(1, 2)", "__import__('_socket').socket(1, 1)"],
-    ids=["pidfd", "setuid", "chroot", "datagram_socketpair", "unix_socket"],
+    ["os.pidfd_open(1)", "os.setuid(0)", "os.chroot('/')", "__import__('socket').socketpair(1, 2)"],
+    ids=["pidfd", "setuid", "chroot", "datagram_socketpair"],
 )
 def test_seccomp_refusals_below_the_audit_hook_kill_the_jail_and_are_recorded(call: str) -> None:
     """A refusal the candidate could catch would leave no record; a killed jail leaves one."""
@@ -100,6 +100,16 @@ def test_seccomp_refusals_below_the_audit_hook_kill_the_jail_and_are_recorded(ca
     result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
     _require(result.isolation, "seccomp")
     assert result.outcome == "error" and [event["kind"] for event in result.audit_events] == ["kernel_refusal"]
+
+
+def test_a_socket_below_the_audit_hook_is_refused_with_an_error() -> None:
+    """The hook lets a Unix stream socket object be made (a socketpair's ends are made so); the
+    `socket` system call itself fails with EACCES, since C libraries an honest program uses try one
+    and carry on (red team sandbox4 h_uuid1, h_pwd): no socket exists, and nothing is recorded."""
+    program = "import errno\ndef probe():\n    try:\n        __import__('_socket').socket(1, 1)\n    except OSError as error:\n        return errno.errorcode[error.errno]\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 'EACCES'\n", "probe", FAST)
+    _require(result.isolation, "seccomp")
+    assert result.outcome == "pass" and result.audit_events == (), (result.reason, result.audit_events)
 
 
 def test_a_forbidden_system_call_kills_the_jail_and_leaves_a_record() -> None:

@@ -278,6 +278,21 @@ STDLIB = {
     "exit_caught": "import sys\ntry:\n    sys.exit(0)\nexcept SystemExit:\n    pass",
     "tracemalloc": "import tracemalloc; tracemalloc.start(); tracemalloc.stop()",
     "zoneinfo": "import zoneinfo; zoneinfo.ZoneInfo('UTC')",
+    # Red team sandbox4: C libraries that try a socket and carry on without it (libuuid asks uuidd,
+    # glibc's NSS asks nscd; the kernel used to kill the jail there), the UTS name through the
+    # socket module, and signals to itself (h_uuid1, h_pwd, h_tarfile, h_gethostname, h_selfkill).
+    "uuid1": "import uuid; uuid.uuid1()",
+    "pwd_unknown_uid": "import os, pwd\ntry:\n    pwd.getpwuid(os.getuid())\nexcept KeyError:\n    pass",
+    "tarfile_add": (
+        "import io, tarfile\nopen('t.txt', 'w').write('x')\n"
+        "with tarfile.open(fileobj=io.BytesIO(), mode='w') as archive:\n    archive.add('t.txt')"
+    ),
+    "gethostname": "import socket; socket.gethostname()",
+    "kill_itself": "import os, signal; signal.signal(signal.SIGUSR2, lambda *a: None); os.kill(os.getpid(), signal.SIGUSR2)",
+    "pthread_kill_itself": (
+        "import signal, threading; signal.signal(signal.SIGUSR2, lambda *a: None)\n"
+        "signal.pthread_kill(threading.get_ident(), signal.SIGUSR2)"
+    ),
 }
 
 

@@ -51,6 +51,8 @@ SEEN = {
     "dnotify": _errno(lambda: fcntl.fcntl(directory, fcntl.F_NOTIFY, fcntl.DN_ACCESS)),
     "inotify_init1": _syscall(294, os.O_NONBLOCK),
     "fallocate_stderr": _syscall(285, 2, 1, 0, 4 << 30),  # FALLOC_FL_KEEP_SIZE, 4 GiB
+    "fadvise_dontneed": _errno(lambda: os.posix_fadvise(shared, 0, 0, os.POSIX_FADV_DONTNEED)),
+    "readahead": _syscall(187, shared, 0, 1 << 20),
 }
 def probe():
     return SEEN
@@ -62,6 +64,8 @@ REFUSED = {
     "dnotify": errno.ENOLCK,
     "inotify_init1": -1,  # EMFILE
     "fallocate_stderr": -1,  # EOPNOTSUPP
+    "fadvise_dontneed": errno.ENOSYS,  # red team sandbox4 a_fadvise dropped the machine's cached pages
+    "readahead": -1,  # ENOSYS
 }
 
 

@@ -339,7 +339,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         elif name == "socket.__new__" and _len(args) >= 3 and _type(args[1]) is _int and _type(args[2]) is _int and (
             args[1] == af_unix and args[2] == sock_stream
         ):
-            pass  # one end of a socketpair (asyncio's self-pipe); seccomp kills a socket() of any kind
+            pass  # one end of a socketpair (asyncio's self-pipe); seccomp refuses a socket() of any kind (EACCES)
         elif name == "socket.gethostname":
             pass  # the UTS namespace's own name, as `os.uname().nodename` gives it unaudited
         elif name.startswith("socket."):

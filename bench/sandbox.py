@@ -79,9 +79,8 @@ def main() -> None:
 
     # Alternate the two executors and keep each one's fastest round: other work on the machine
     # only ever adds time, so the minimum is the least disturbed measurement of each.
-    # Ours runs as shipped (differential execution on: every candidate runs in two jails at once,
-    # the variant's dropped when the first run fails) and, to say what that costs, once more
-    # without the variant run.
+    # Ours runs as shipped (differential execution on: every candidate whose first run passed runs
+    # again in a variant jail, after it) and, to say what that costs, once more without the variant.
     ours_rounds, plain_rounds, reference_rounds = [], [], []
     items = [(a, r["canonical_solution"]) for a, r in zip(anchors, rows)]
     for _ in range(ROUNDS):

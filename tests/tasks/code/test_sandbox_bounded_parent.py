@@ -149,24 +149,20 @@ def has_close_elements(numbers, threshold):
 """
 
 
-def test_a_spamming_candidate_beside_an_honest_one_is_refused_at_once() -> None:
-    hostile = SPAMMER.replace("{LINE}", """b'["event","note","x",[' + b'[0],' * (15 * 1024 * 1024 // 4) + b'0]]\\n'""")
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        pytest.param("""b'["event","note","x",[' + b'[0],' * (15 * 1024 * 1024 // 4) + b'0]]\\n'""", "longer than", id="spam"),
+        # Red team sandbox3 a_regex, in the pool it stalled.
+        pytest.param("""b'["return",' + b'[' * 400_100 + b'"' + b'\\\\"' * 40_000 + b'\\n'""", "unclosed string", id="unclosed-string"),
+    ],
+)
+def test_a_hostile_record_beside_an_honest_candidate_is_refused_at_once(line: str, reason: str) -> None:
+    hostile = SPAMMER.replace("{LINE}", line)
     honest = ROWS["HumanEval/4"]["canonical_solution"]
     started = time.monotonic()
     outcomes = check_code_many([(anchor("HumanEval/0"), hostile), (anchor("HumanEval/4"), honest)], workers=2)
     seconds = time.monotonic() - started
-    assert not outcomes[0].correct and "longer than" in outcomes[0].details["reason"], outcomes[0].details["reason"]
-    assert outcomes[1].correct, outcomes[1].details["reason"]
-    assert seconds < 8, f"the pooled run took {seconds:.1f} s"
-
-
-def test_an_unclosed_string_beside_an_honest_candidate_is_refused_at_once() -> None:
-    """Red team sandbox3 a_regex in the pool it stalled: the honest neighbour stays correct."""
-    hostile = SPAMMER.replace("{LINE}", """b'["return",' + b'[' * 400_100 + b'"' + b'\\\\"' * 40_000 + b'\\n'""")
-    honest = ROWS["HumanEval/4"]["canonical_solution"]
-    started = time.monotonic()
-    outcomes = check_code_many([(anchor("HumanEval/0"), hostile), (anchor("HumanEval/4"), honest)], workers=2)
-    seconds = time.monotonic() - started
-    assert not outcomes[0].correct and "unclosed string" in outcomes[0].details["reason"], outcomes[0].details["reason"]
+    assert not outcomes[0].correct and reason in outcomes[0].details["reason"], outcomes[0].details["reason"]
     assert outcomes[1].correct, outcomes[1].details["reason"]
     assert seconds < 8, f"the pooled run took {seconds:.1f} s"

@@ -27,6 +27,7 @@ the parent's SIGKILL, and a signal from outside is refused by Landlock's scope a
 
 import ctypes
 import errno
+import fcntl
 
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
@@ -72,7 +73,10 @@ _REFUSED = (
 )
 # fcntl's record locks (classic and open-file-description ones, testing one included), leases and
 # dnotify: the same shared objects as flock and inotify, by the command in its second argument.
-_FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)  # F_GETLK F_SETLK F_SETLKW F_OFD_* F_SETLEASE F_GETLEASE F_NOTIFY
+_FCNTL_REFUSED = (
+    fcntl.F_GETLK, fcntl.F_SETLK, fcntl.F_SETLKW, fcntl.F_OFD_GETLK, fcntl.F_OFD_SETLK, fcntl.F_OFD_SETLKW,
+    fcntl.F_SETLEASE, fcntl.F_GETLEASE, fcntl.F_NOTIFY,
+)
 _AF_UNIX, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 1, 0xF  # socketpair's domain and type (flags above the mask)
 _SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
 

@@ -16,8 +16,8 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   file_read         open() for reading, outside the work dir and the readable paths, of a path that
                     exists -- refused; Landlock refuses it too, this records the attempt
   ctypes            ctypes.dlopen/dlsym/cdata/..., and `import _ctypes` or `import ctypes` -- refused
-                    (ctypes would bypass everything else; see docs/sandbox.md for the ways to native
-                    code that raise no event)
+                    (ctypes would bypass everything else; no jail holds it, so any way to it loads
+                    the extension from disk and raises `import`: docs/sandbox.md, "No native code")
   frame_inspection  an audited read that would hand out a frame of the sandbox's own code (the
                     jail's, this hook's, the fork server's: `sandbox_frame`): sys._getframe, a
                     traceback's tb_frame, a generator's, coroutine's or async generator's
@@ -347,7 +347,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         elif name.startswith("ctypes."):
             return "ctypes", name, True
         elif name == "import" and args and _type(args[0]) is _str and (args[0] == "_ctypes" or args[0] == "ctypes"):
-            return "ctypes", "import " + args[0], True  # the import statement's way (importlib's raises no event)
+            return "ctypes", "import " + args[0], True  # any way, importlib's too: no copy is in memory
         elif name in file_change:
             if _any(outside(arg) for arg in args[:2] if _type(arg) is _str or _type(arg) is _bytes):
                 return "file_write", name + text(args), True

@@ -2,8 +2,8 @@
 
 Forked by the fork server's per-run "shell" (`_zygote.py`), below the init of a fresh PID
 namespace when it runs as root, with a pid such as a login shell's child has.
-Standard library only, and nothing here decides pass or fail: the hidden test runs in the trusted
-parent (`runner.py`), which calls the candidate's entry point through this process over a channel
+The standard library and the `_kernel` C module only, and nothing here decides pass or fail: the
+hidden test runs in the trusted parent (`runner.py`), which calls the candidate's entry point through this process over a channel
 of two pipes carrying `_wire` records. The jail holds the read end of the request pipe and the
 write end of the reply pipe: it can neither read what it sent nor write what the parent sends, and
 it never sees the test, its expected values or the parent's ends.
@@ -51,7 +51,6 @@ Requests read: ["job", {...}] once, then ["call", call_id, args, kwargs] ... ["e
 import _signal  # the C module: `signal` would import enum
 import atexit
 import builtins
-import ctypes
 import fcntl
 import os
 import resource
@@ -59,6 +58,7 @@ import sys
 
 import _cgroup
 import _hook
+import _kernel
 import _landlock
 import _root
 import _seccomp
@@ -102,32 +102,32 @@ def _set_limits(limits):
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
 
 
-def _namespaces(libc, workdir, disk_mb, shm_mb, network, plan):
+def _namespaces(workdir, disk_mb, shm_mb, network, plan):
     """Network, mount, IPC and UTS namespaces, then the jail's own root (`_root.enter`: the
     readable paths, the work dir's tmpfs of `disk_mb`, a private /dev/shm, and nothing else of the
     machine); where that cannot be built, the machine's tree with those two tmpfs mounted on it
     and the standard library exposed to other uids (`_expose`). The names of what applied, and
     whether the jail can still import the standard library once unprivileged."""
     applied = []
-    if network and libc.unshare(_CLONE_NEWNET) == 0:
+    if network and _kernel.unshare(_CLONE_NEWNET) == 0:
         applied.append("netns")
-    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0:
+    if _kernel.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0:
         return applied, False
-    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+    if _kernel.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return applied, False
     exposure, root_plan = plan
     if root_plan is not None:
         try:
-            return applied + _root.enter(libc, root_plan, workdir, workdir, disk_mb, shm_mb, SHM), True
+            return applied + _root.enter(root_plan, workdir, workdir, disk_mb, shm_mb, SHM), True
         except OSError:
             pass  # nothing pivoted: the machine's tree, confined by Landlock and the hook alone
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
-    if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
+    if _kernel.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
         applied.append("tmpfs_workdir")
     shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
-    if os.path.isdir(SHM) and libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
+    if os.path.isdir(SHM) and _kernel.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
         applied.append("private_shm")
-    return applied, _expose(libc, exposure)
+    return applied, _expose(exposure)
 
 
 def mount_plan(readable, confined=True):
@@ -159,24 +159,24 @@ def exposure_plan(readable):
     return plan
 
 
-def _expose(libc, plan):
+def _expose(plan):
     """In the jail's mount namespace: cover each hidden directory with an empty, traversable
     tmpfs and bind the readable part back at its own path, so an unprivileged uid can import
     the standard library without being able to traverse anything else there."""
     for hidden, exposed in plan:
         source = os.open(exposed, os.O_PATH | os.O_CLOEXEC)
         try:
-            if libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755") != 0:
+            if _kernel.mount(b"tmpfs", hidden.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755") != 0:
                 return False
             os.makedirs(exposed, mode=0o755, exist_ok=True)
-            if libc.mount(f"/proc/self/fd/{source}".encode(), exposed.encode(), None, _MS_BIND | _MS_REC, None) != 0:
+            if _kernel.mount(f"/proc/self/fd/{source}".encode(), exposed.encode(), None, _MS_BIND | _MS_REC, None) != 0:
                 return False
         finally:
             os.close(source)
     return True
 
 
-def _drop_privileges(libc, uid, workdir, status_fd):
+def _drop_privileges(uid, workdir, status_fd):
     """Become `uid`/`uid` with no groups and no capabilities; True when that holds afterwards, as
     `status_fd` (this process's /proc/self/status, opened before the jail's root left /proc out)
     shows."""
@@ -184,13 +184,13 @@ def _drop_privileges(libc, uid, workdir, status_fd):
         return False
     os.chown(workdir, uid, uid)
     for capability in range(64):
-        if libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+        if _kernel.prctl(_PR_CAPBSET_DROP, capability) != 0:
             break  # past the last capability this kernel knows
     os.setgroups([uid])  # its own group, as an ordinary user's login gives
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
-    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)  # after setresuid, which clears it
+    _kernel.prctl(_PR_SET_DUMPABLE, 0)
+    _kernel.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL)  # after setresuid, which clears it
     status = os.pread(status_fd, 1 << 16, 0).decode("ascii", "replace").splitlines()
     capabilities = [line.split()[1] for line in status if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))]
     return os.getresuid() == (uid, uid, uid) and os.getgroups() == [uid] and set(capabilities) == {"0000000000000000"}
@@ -218,7 +218,7 @@ class _Requests:
         return self._loads(line, objects=True)  # from the trusted parent
 
 
-def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start_modules=None):
+def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start_modules=None, filter_program=None):
     """The jail's whole life; always ends in os._exit (atexit handlers and IO teardown never run)."""
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     qualname = type.__dict__["__qualname__"].__get__
@@ -232,20 +232,19 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
         while data:
             data = data[_write(reply_fd, data):]
 
-    libc = ctypes.CDLL(None, use_errno=True)
     # glibc gives each new thread's allocations an arena that reserves 64 MiB of address space, so
     # under RLIMIT_AS a stdlib-sized pool (32 threads) would fail to start; two arenas suffice.
-    libc.mallopt(_M_ARENA_MAX, 2)
+    _kernel.mallopt(_M_ARENA_MAX, 2)
     workdir = os.path.realpath(job["workdir"])
     isolation = ["pidns"] if in_pidns else []
     isolation += _cgroup.applied()  # entered by its init before the fork
     exposed = False
     status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
     if os.geteuid() == 0:
-        applied, exposed = _namespaces(libc, workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
+        applied, exposed = _namespaces(workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
         isolation += applied
     os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
-    if exposed and _drop_privileges(libc, uid, workdir, status_fd):  # without the exposure it could not import
+    if exposed and _drop_privileges(uid, workdir, status_fd):  # without the exposure it could not import
         isolation.append("unprivileged_uid")
     os.close(status_fd)  # the last descriptor of the machine's tree but 0-2 (the server's, char devices and a file)
     _set_limits(job["limits"])
@@ -275,8 +274,9 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     main_path = workdir + "/main.py"
     with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
         main_file.write(job["program"])
-    if _seccomp.install(os.getpid()):
+    if _seccomp.install(filter_program, os.getpid()):
         isolation.append("seccomp")
+    _kernel.seal()  # nothing of the module works from here on: no candidate code has run yet
     audit = sys.audit
     # Fast locals, never cells (no nested function uses them), so no frame a candidate reaches can
     # replace them: the event that has the hook's seal checked after loading and after every call.
@@ -354,7 +354,7 @@ def _clean_exit(error):
     return code is None or (type(code) in (int, bool) and code == 0)
 
 
-_SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_landlock", "_seccomp", "_wire", "ctypes", "_ctypes", "ctypes._endian", "socket",
+_SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_kernel", "_landlock", "_root", "_seccomp", "_wire", "socket",
                     "_socket", "select", "selectors", "fcntl", "resource", "array")
 
 

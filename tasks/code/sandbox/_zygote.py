@@ -55,7 +55,6 @@ import sys
 START_MODULES = frozenset(sys.modules)
 
 import array  # noqa: E402 (after the measurement above)
-import ctypes  # noqa: E402
 import fcntl  # noqa: E402
 import gc  # noqa: E402
 import os  # noqa: E402
@@ -72,6 +71,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # libcrypto: 16 more mappings and 0.6 MiB more anonymous memory to copy per fork).
 import _cgroup  # noqa: E402
 import _jail  # noqa: E402
+import _kernel  # noqa: E402
 import _landlock  # noqa: E402
 import _seccomp  # noqa: E402
 
@@ -93,8 +93,8 @@ def jail_uid(server_pid, run, variant=False):
     (RLIMIT_NPROC counts a uid's threads machine-wide) is never shared with another server's jail.
     The first jail's uids lie in [2**30, 2**30 + 2**29), the variant's in [2**29, 2**30)."""
     return (_VARIANT_UID_BASE if variant else _UID_BASE) + (server_pid % _PID_SPAN) * _RUN_SPAN + run % _RUN_SPAN
-_libc = ctypes.CDLL(None, use_errno=True)
-_seccomp.library()
+# Compiled once, by libseccomp in a process of its own: no jail may hold ctypes (`_seccomp.program`).
+_FILTER = _seccomp.program()
 
 
 class _Forker:
@@ -119,12 +119,12 @@ class _Forker:
         `fds` may instead be a socket (`spare`): the init then waits for them there."""
         self.runs += 1
         uid = jail_uid(os.getpid(), self.runs, variant)
-        in_pidns = self.own_pid_namespace >= 0 and _libc.unshare(_CLONE_NEWPID) == 0
+        in_pidns = self.own_pid_namespace >= 0 and _kernel.unshare(_CLONE_NEWPID) == 0
         try:
             pid = os.fork()
         finally:
             if in_pidns:
-                _libc.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
+                _kernel.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
         if pid == 0:
             self._become_init(fds, uid, in_pidns, variant, (memory_bytes, pids_max))
         return pid
@@ -152,12 +152,12 @@ class _Forker:
         pid, reap it, exit with its status. Without a PID namespace the child is the jail itself."""
         code = 70
         if not isinstance(fds, list):  # a spare: wait for the run, holding nothing of the server's
-            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             _close_all_but(fds.fileno(), self.ruleset)
         if not in_pidns:
             self._become_jail(_descriptors(fds), uid, in_pidns)
         try:
-            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             os.setsid()
             made = self.cgroups.enter(self.runs, *limits) if all(limits) else []
             fds = _descriptors(fds)
@@ -199,7 +199,7 @@ class _Forker:
     def _become_jail(self, fds, uid, in_pidns):
         """In the jail: descriptors 0-5, nothing else open, then `_jail.run`."""
         try:
-            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # set again after the uid changes
+            _kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # set again after the uid changes
             if in_pidns:
                 os.setpgid(0, 0)  # a group of its own in the init's session, as a shell's job
             else:
@@ -212,7 +212,7 @@ class _Forker:
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
             os.closerange(_JAIL_FDS, _FD_CEILING)  # control socket, sibling pidfds, the copies above
-            _jail.run(3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES)
+            _jail.run(3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
         finally:
             os._exit(70)  # run always ends in os._exit; reaching this line means it raised
 
@@ -445,7 +445,7 @@ def _once(forker, fds, options):
     """The exec launcher's mode: one jail, then exit with its status. It dies with the thread
     that started it (which waits for it), and its jail dies with it, so a trusted parent killed
     mid-run leaves nothing behind."""
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:
         os._exit(70)  # the parent is already gone
     pid = forker.fork(fds, *_options(options))

@@ -35,7 +35,7 @@ from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tasks.code.sandbox.differential import combine, differing_answer, variant_limits
 from tasks.code.sandbox.forkserver import ForkServerError
 from tasks.code.sandbox.instrument import InstrumentedTest, instrument
-from tasks.code.sandbox.launch import Jail, environment, start_exec, start_forked
+from tasks.code.sandbox.launch import Jail, environment, require_kernel_module, start_exec, start_forked
 from tasks.code.sandbox.reference import Reference
 from tasks.code.sandbox.result import CaseResult, ExecutionResult, Outcome
 from tasks.code.sandbox.runner import CandidateFailure, CheckRun, run_check
@@ -103,6 +103,7 @@ def run_tests(
     fails as `environment_dependent`. Raises ValueError when the *test* has no instrumentable `check` (a data
     problem, not the candidate's); everything the candidate does is reported in the result.
     """
+    require_kernel_module()
     test = instrument(test_source)
     if not differential:
         return _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, None))

@@ -9,12 +9,26 @@ signal), None when the fork server died before reporting it.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import select
 import subprocess
 from typing import Protocol
 
 from tasks.code.sandbox import forkserver
+
+
+@functools.cache
+def require_kernel_module() -> None:
+    """Raise when the jail's C module (`_kernel.c`, built by `pip install` on Linux with a C
+    compiler) is missing: without it no jail can be set up, and there is no ctypes fallback (no
+    jail may hold ctypes: docs/sandbox.md, "No native code in the jail")."""
+    if importlib.util.find_spec("tasks.code.sandbox._kernel") is None:
+        raise RuntimeError(
+            "the code sandbox needs its C module tasks/code/sandbox/_kernel.c built: on Linux, with gcc and the C "
+            "library's headers installed (Debian: apt-get install gcc libc6-dev), run `pip install -e .` again"
+        )
 
 
 class Jail(Protocol):

@@ -7,9 +7,10 @@ used that three ways, each with a function counted correct: `a_twin_flock` found
 of differential execution running beside it through `flock` on a library file and answered right
 only then (a wrong function counted correct, shield clean), `a_inotify_spy` watched which library
 files other processes opened, and `a_fallocate` reserved 4 GiB of the machine's disk through its
-stderr descriptor (`fallocate` with `FALLOC_FL_KEEP_SIZE`, which RLIMIT_FSIZE does not count). The
-system calls are reached the way the attacker reached them: from the jail's own `libc`, which the
-candidate's frame reaches by `f_back` (docs/sandbox.md, *The audit hook*).
+stderr descriptor (`fallocate` with `FALLOC_FL_KEEP_SIZE`, which RLIMIT_FSIZE does not count).
+The attacker made the raw system calls with the jail's own `libc` (ctypes), which no jail holds any
+more: the calls Python offers are tried here from inside, the raw ones against the filter itself
+in test_sandbox_native_code.py.
 """
 
 from __future__ import annotations
@@ -25,22 +26,13 @@ ROWS = {row["task_id"]: row for row in _bundled_rows()}
 
 # Each shared object, tried from inside: the error each call ends with (0: it worked).
 PROBE = """
-import errno, fcntl, os, sys
-def _libc():
-    frame = sys._getframe(0)
-    while frame is not None and "libc" not in frame.f_locals:
-        frame = frame.f_back
-    return frame.f_locals["libc"], frame.f_globals["ctypes"]
+import errno, fcntl, os
 def _errno(call):
     try:
         call()
         return 0
     except OSError as error:
         return error.errno
-def _syscall(number, *args):
-    # 0 when the call worked, -1 when it failed (its errno is out of reach: ctypes.get_errno is refused)
-    libc, ctypes = _libc()
-    return 0 if libc.syscall(*[ctypes.c_long(value) for value in (number, *args)]) >= 0 else -1
 library = os.path.dirname(os.__file__)
 shared = os.open(library + "/antigravity.py", os.O_RDONLY)
 directory = os.open(library + "/json", os.O_RDONLY)  # a directory of the library
@@ -49,10 +41,7 @@ SEEN = {
     "record_lock": _errno(lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
     "lock_test": _errno(lambda: fcntl.fcntl(shared, fcntl.F_GETLK, bytes(32))),
     "dnotify": _errno(lambda: fcntl.fcntl(directory, fcntl.F_NOTIFY, fcntl.DN_ACCESS)),
-    "inotify_init1": _syscall(294, os.O_NONBLOCK),
-    "fallocate_stderr": _syscall(285, 2, 1, 0, 4 << 30),  # FALLOC_FL_KEEP_SIZE, 4 GiB
     "fadvise_dontneed": _errno(lambda: os.posix_fadvise(shared, 0, 0, os.POSIX_FADV_DONTNEED)),
-    "readahead": _syscall(187, shared, 0, 1 << 20),
 }
 def probe():
     return SEEN
@@ -62,10 +51,7 @@ REFUSED = {
     "record_lock": errno.ENOLCK,
     "lock_test": errno.ENOLCK,
     "dnotify": errno.ENOLCK,
-    "inotify_init1": -1,  # EMFILE
-    "fallocate_stderr": -1,  # EOPNOTSUPP
     "fadvise_dontneed": errno.ENOSYS,  # red team sandbox4 a_fadvise dropped the machine's cached pages
-    "readahead": -1,  # ENOSYS
 }
 
 

@@ -1,0 +1,147 @@
+"""No jail holds native code a candidate can call.
+
+With ctypes in the fork server, every jail had it in memory: the outside attacks of 2026-12-02
+(`/work/redteam/sandbox4/`, `a_cachestat`) reached the jail's own `libc` by `f_back` and made raw
+system calls with it, and `object.__subclasses__()` lists ctypes' types, whose `from_address` reads
+and writes any address (the audit hook's own state included). The jail's set-up now makes its
+kernel calls through the `_kernel` C module, sealed before any candidate code, and the seccomp
+filter is compiled by libseccomp in a process of its own (`_seccomp.program`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tasks.code.sandbox import run_tests
+from tests.support.sandbox_attacks import FAST
+
+SANDBOX = Path(__file__).parents[3] / "tasks" / "code" / "sandbox"
+
+# Every way the attacks found to native code, tried from inside: what each reached.
+REACHED = """
+import sys
+def _types():
+    seen, todo = set(), [object]
+    while todo:
+        kind = todo.pop()
+        if kind in seen:
+            continue
+        seen.add(kind)
+        try:
+            todo.extend(type.__subclasses__(kind))
+        except TypeError:
+            pass
+    return sorted({kind.__module__ for kind in seen if kind.__module__ in ("ctypes", "_ctypes", "ctypes._endian")})
+def _frames():
+    found, kernel, frame = [], None, sys._getframe(0)
+    while frame is not None:
+        for value in list(frame.f_globals.values()) + list(frame.f_locals.values()):
+            module = getattr(type(value), "__module__", "")
+            if module in ("ctypes", "_ctypes") or getattr(value, "__name__", "") in ("ctypes", "_ctypes"):
+                found.append(module or value.__name__)
+            if getattr(value, "__name__", "") == "_kernel" and hasattr(value, "prctl"):
+                kernel = value
+        frame = frame.f_back
+    return sorted(set(found)), kernel
+def _sealed(kernel):
+    calls = {
+        "prctl": lambda: kernel.prctl(38, 1),
+        "mount": lambda: kernel.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, None),
+        "seccomp_filter": lambda: kernel.seccomp_filter(bytes(8)),
+        "landlock_restrict_self": lambda: kernel.landlock_restrict_self(0, 0),
+    }
+    answers = {}
+    for name, call in calls.items():
+        try:
+            call()
+            answers[name] = "worked"
+        except PermissionError:
+            answers[name] = "sealed"
+    return answers
+def probe():
+    frames, kernel = _frames()
+    return {"types": _types(), "frames": frames, "kernel": _sealed(kernel) if kernel else None}
+"""
+SEALED = {"prctl": "sealed", "mount": "sealed", "seccomp_filter": "sealed", "landlock_restrict_self": "sealed"}
+
+
+def test_no_ctypes_object_is_reachable_and_the_kernel_module_is_sealed() -> None:
+    expected = {"types": [], "frames": [], "kernel": SEALED}
+    result = run_tests(REACHED, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+    assert result.audit_events == ()
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["importlib.import_module('_ctypes')", "importlib.import_module('ctypes')", "__import__('_ctypes')"],
+    ids=["import_module__ctypes", "import_module_ctypes", "dunder_import"],
+)
+def test_loading_ctypes_from_disk_is_refused_and_recorded(statement: str) -> None:
+    """With no copy in memory, loading it reads the library's extension from disk: the hook sees
+    that import whichever way it is asked for."""
+    program = f"import importlib\ndef probe():\n    try:\n        {statement}\n        return 'loaded'\n    except BaseException:\n        return 'refused'\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 'refused'\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+    assert [event["kind"] for event in result.audit_events] == ["ctypes"]
+
+
+# The filter the jails load, loaded into a child of a fresh interpreter (not a jail: this one may
+# use ctypes to make the raw system calls no jail can make any more), with the child's own pid.
+FILTERED = """
+import ctypes, json, os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import _kernel, _seccomp
+program = _seccomp.program()
+calls = {
+    "inotify_init1": (294, os.O_NONBLOCK),
+    "fallocate_stderr": (285, 2, 1, 0, 4 << 30),
+    "readahead": (187, 0, 0, 1 << 20),
+    "mincore": (27, 0, 4096, 0),
+    "kill_self": (62, "self", 0),
+}
+read, write = os.pipe()
+child = os.fork()
+if child == 0:
+    os.close(read)
+    assert _seccomp.install(program, os.getpid())
+    libc = ctypes.CDLL(None, use_errno=True)
+    seen = {}
+    for name, (number, *args) in calls.items():
+        args = [os.getpid() if arg == "self" else arg for arg in args]
+        value = libc.syscall(*[ctypes.c_long(arg) for arg in (number, *args)])
+        seen[name] = 0 if value >= 0 else ctypes.get_errno()
+    os.write(write, json.dumps(seen).encode())
+    libc.syscall(ctypes.c_long(62), ctypes.c_long(os.getppid()), ctypes.c_long(0))  # kill(parent): fatal
+    os._exit(0)
+os.close(write)
+seen = json.loads(os.read(read, 4096) or b"null")
+_, status = os.waitpid(child, 0)
+print(json.dumps({"seen": seen, "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, "offsets": len(program.pid_offsets)}))
+"""
+
+
+def test_the_compiled_filter_refuses_by_error_and_kills_on_a_signal_to_another_process() -> None:
+    import errno
+    import signal
+
+    output = subprocess.run(
+        [sys.executable, "-c", FILTERED, str(SANDBOX)], capture_output=True, text=True, timeout=60, env={**os.environ}
+    )
+    assert output.returncode == 0, output.stderr
+    answer = json.loads(output.stdout)
+    assert answer["seen"] == {
+        "inotify_init1": errno.EMFILE,
+        "fallocate_stderr": errno.EOPNOTSUPP,
+        "readahead": errno.ENOSYS,
+        "mincore": errno.ENOSYS,
+        "kill_self": 0,
+    }
+    assert answer["signal"] == signal.SIGSYS
+    assert answer["offsets"] >= 1

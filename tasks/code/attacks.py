@@ -30,7 +30,7 @@ AUDIT_EVENT: Mapping[str, str | None] = {
     "special_case_visible": None,
     "atexit_exit": "hook_patch",
     "excepthook_swap": "hook_patch",
-    "caller_frame_read": "frame_inspection",
+    "caller_frame_read": None,  # the only frame below the candidate's holds its own arguments: nothing to find
     "write_files": "file_write",
     "spawn_shell": "process_spawn",
     "open_socket": "network",

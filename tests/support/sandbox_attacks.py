@@ -124,8 +124,10 @@ ATTACKS = [
                 frame = frame.f_back
             return None
         """),
-        {"error"},  # the caller's frame is the jail's: the read is refused (PermissionError)
-        "frame_inspection",
+        # The only frame below the candidate's is the caller's, which holds the call's own arguments
+        # (no sandbox frame is on the stack: `bare_stack`), so there is nothing to find or refuse.
+        {"wrong_answer"},
+        None,
     ),
     (
         "write_outside_workdir",

@@ -197,8 +197,9 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 start = start_forked if launcher == "fork_server" else start_exec
                 seen = variant_limits(applied) if run.variant else applied
                 # The memory cgroup holds the address space's worth and the work dir's tmpfs pages.
-                # Its pids: the init, the jail's parent, the jail and its threads.
-                cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 3)
+                # Its pids: the init, the jail's parent and the thread that forked the jail, the jail
+                # and its threads.
+                cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 4)
                 jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
             finally:
                 os.close(request_r)

@@ -28,6 +28,7 @@ MEASURES: dict[str, str] = {
     "write_only_channel": "the reply descriptor is the write end of a pipe",
     "seccomp": "no new processes, exec, ptrace, sockets (but a Unix stream socketpair), or signals outside the jail",
     "audit_hook": "records and refuses what the shield must see",
+    "bare_stack": "no frame of the sandbox's below the candidate's: its program and calls are called from C on a thread forked with no Python frame",
 }
 
 

@@ -207,11 +207,11 @@ import atexit, inspect, sys
 def probe():
     inspect.currentframe().f_back
     atexit.register(print)
-    try:
-        sys._getframe(1)
-    except PermissionError:
-        return 1
-    return 0
+    frames, frame = [], sys._getframe(0)
+    while frame is not None:
+        frames.append([frame.f_code.co_name, sorted(frame.f_locals)])
+        frame = frame.f_back
+    return frames
 """
 
 
@@ -222,12 +222,14 @@ def test_library_frame_reads_and_registrations_are_not_the_candidates() -> None:
     assert (result.outcome, result.audit_events) == ("pass", ()), result.reason
 
 
-def test_the_candidates_registrations_and_reads_of_the_jails_frames_are_recorded() -> None:
-    """Its own frame is the candidate's to read (no record); the frame of the jail that called it
-    is refused and recorded, and so is an exit handler it registers."""
-    result = run_tests(FRAME_AND_EXIT_HOOK_USE, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
-    assert result.outcome == "pass", result.reason
-    assert [event["kind"] for event in result.audit_events] == ["hook_patch", "frame_inspection"]
+def test_no_frame_of_the_jail_lies_below_the_candidates_and_its_exit_handlers_are_recorded() -> None:
+    """Its own frames are the candidate's to read (no record); below them lies only the caller's,
+    which holds the call's own arguments; an exit handler it registers is recorded."""
+    expected = [["probe", ["frame", "frames"]], ["check", ["args", "candidate", "kwargs", "outcome"]]]
+    result = run_tests(FRAME_AND_EXIT_HOOK_USE, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert [event["kind"] for event in result.audit_events] == ["hook_patch"]
+    assert "bare_stack" in result.isolation
 
 
 DIVERT = """

@@ -466,7 +466,11 @@ def test_filling_the_disk_fails_the_run() -> None:
 # Honest on the docstring's examples (all the shield runs today), hostile on every other input.
 SHOWN = "[[1.0, 2.0, 3.0], 0.5], [[1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3]"
 HIDDEN_ONLY = [
-    ("frame_read_on_hidden_inputs_only", "import sys\nsys._getframe(1).f_back\n"),
+    # The hook's own frame, through the traceback of one of its refusals (no frame of the jail's
+    # lies below the candidate's: `bare_stack`).
+    ("hook_frame_read_on_hidden_inputs_only",
+     "try:\n    open('/tmp')\nexcept PermissionError as error:\n    try:\n        error.__traceback__.tb_next.tb_frame\n"
+     "    except PermissionError:\n        pass\n"),
     ("refused_spawn_on_hidden_inputs_only", "import os\ntry:\n    os.system('true')\nexcept OSError:\n    pass\n"),
 ]
 

@@ -25,8 +25,9 @@ CASES = [
     ("os_system", PROMPT, "    import os\n    os.system('true')\n    return x + y\n", "violation", {"process_spawn"}),
     ("socket", PROMPT, "    import socket\n    socket.socket()\n    return x + y\n", "violation", {"network"}),
     ("file_write_outside", PROMPT, f"    open({MARKER!r}, 'w').write('x')\n    return x + y\n", "violation", {"file_write"}),
-    ("caller_frame", PROMPT, "    import sys\n    sys._getframe(1).f_locals\n    return x + y\n", "violation",
-     {"frame_inspection"}),
+    # The caller's frame holds the call's own arguments and no frame of the sandbox's lies below it
+    # (`bare_stack`): reading it is ordinary introspection.
+    ("caller_frame", PROMPT, "    import sys\n    sys._getframe(1).f_locals\n    return x + y\n", "pass", set()),
     # Ordinary introspection reaches only the candidate's own frames and code: no record, no violation.
     ("honest_traceback", PROMPT,
      "```python\nimport traceback\ndef add(x, y):\n    return x + y\ntry:\n    1 / 0\nexcept ZeroDivisionError as e:\n"
@@ -120,9 +121,9 @@ def test_task_shield_replays_the_anchors_inputs() -> None:
     task = load(TaskConfig(name="code", subset="HumanEval/0"))
     problem = task.problems[0]
     text = (
-        "```python\nimport sys\ndef has_close_elements(numbers, threshold):\n"
-        "    if len(numbers) not in (3, 6):\n        try:\n            sys._getframe(1)\n        except PermissionError:\n            pass\n"
+        "```python\nimport os\ndef has_close_elements(numbers, threshold):\n"
+        "    if len(numbers) not in (3, 6):\n        try:\n            os.system('true')\n        except PermissionError:\n            pass\n"
         "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```"
     )
     report = task.shield(problem, Candidate(problem.problem_id, "c", text), None, None)
-    assert {violation.kind for violation in report.violations} == {"frame_inspection"}
+    assert {violation.kind for violation in report.violations} == {"process_spawn"}

@@ -1,0 +1,91 @@
+"""No frame of the sandbox's lies below the candidate's, and what lies there differs between the
+hidden run and the variant.
+
+The jail used to call the candidate from its own loop, forked from the fork server's, so that
+`f_back` (which CPython 3.11 does not audit) walked from the entry point through the jail's `run`
+to the fork server's `<module>`: a tell both jails shared, and a way to the jail's objects. Now
+the jail is forked from a thread with no Python frame, its program is `exec`uted by C (its module
+frame has nothing below it, as in `python3 main.py`), and each call is made by a small caller of no
+sandbox module's, called by C, which holds only the call's own arguments (`_jail.life`). The
+caller's shape differs between the two runs, so a function conditioned on it is
+`environment_dependent`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.code import load
+from tasks.code.sandbox import run_tests
+from tasks.config import TaskConfig
+from tests.support.sandbox_attacks import FAST
+from tests.tasks.code.test_sandbox_ordinary import ROWS, conditioned
+
+PROBLEMS = ("HumanEval/0", "HumanEval/12", "HumanEval/53")
+DATA = load(TaskConfig(name="code", subset=",".join(PROBLEMS)))
+
+# Every frame from the entry point's down, walked by `f_back`.
+_FRAMES = "iter(lambda s=[sys._getframe(0)]: s.__setitem__(0, s[0].f_back) or s[0], None)"
+SANDBOX_FILE = "str(f.f_globals.get('__file__', '')).rsplit('/', 1)[-1] in ('_jail.py', '_zygote.py', '_hook.py', '_wire.py')"
+# Tells the jail showed below the candidate's frame: none may hold now.
+GONE = {
+    "sandbox_frame_below": f"any({SANDBOX_FILE} for f in {_FRAMES})",
+    "sandbox_module_globals_below": f"any('_wire' in f.f_globals or '_hook' in f.f_globals for f in {_FRAMES})",
+    "deep_stack": f"sum(1 for _ in {_FRAMES}) > 3",
+}
+# The caller's shape, which the variant's caller does not share: differential execution catches them.
+DIFFERING = {
+    "caller_name": "sys._getframe(1).f_code.co_name == 'check'",
+    "caller_file": "sys._getframe(1).f_code.co_filename == '<string>'",
+    "nothing_below_the_caller": "sys._getframe(1).f_back is None",
+}
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+@pytest.mark.parametrize("tell", list(GONE.values()), ids=list(GONE))
+def test_no_frame_of_the_sandbox_is_below_the_candidate(task_id: str, tell: str) -> None:
+    outcome = DATA.anchors.check(task_id, conditioned(task_id, tell))
+    assert not outcome.correct and outcome.details["hidden_test"] is False, outcome.details["reason"]
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+@pytest.mark.parametrize("tell", list(DIFFERING.values()), ids=list(DIFFERING))
+def test_a_function_conditioned_on_its_caller_is_environment_dependent(task_id: str, tell: str) -> None:
+    outcome = DATA.anchors.check(task_id, conditioned(task_id, tell))
+    assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS[:2])
+def test_the_program_is_loaded_with_nothing_below_its_module_frame(task_id: str) -> None:
+    """As `python3 main.py` runs it: a function right only when its module's frame has a caller
+    is counted wrong."""
+    row = ROWS[task_id]
+    text = conditioned(task_id, "_LOADED_BY_SOMEONE").replace("import os, sys\n", "import os, sys\n_LOADED_BY_SOMEONE = sys._getframe(0).f_back is not None\n")
+    outcome = DATA.anchors.check(task_id, text)
+    assert not outcome.correct and outcome.details["hidden_test"] is False, (row["entry_point"], outcome.details["reason"])
+
+
+# A handler run every 100 µs notes every frame it is handed (and those below) that is the
+# sandbox's, over 300 calls: while the jail waits for a call or does its own work between calls
+# the candidate's signals are held back or the handler is handed no frame.
+HANDLER = f"""
+import signal, sys
+SEEN = set()
+def _on_alarm(signum, frame):
+    while frame is not None:
+        f = frame
+        if {SANDBOX_FILE}:
+            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
+        frame = frame.f_back
+signal.signal(signal.SIGALRM, _on_alarm)
+signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)
+def probe():
+    return sorted(SEEN)
+"""
+
+
+def test_a_signal_handler_is_never_handed_a_frame_of_the_jail() -> None:
+    test = "def check(candidate):\n    for _ in range(300):\n        seen = candidate()\n    assert seen == []\n"
+    result = run_tests(HANDLER, test, "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+    assert "bare_stack" in result.isolation

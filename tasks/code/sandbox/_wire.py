@@ -88,10 +88,11 @@ def encoder():
         (bytes, lambda value: bytes.__getitem__(value, slice(None))),
         (list, lambda value: list.__getitem__(value, slice(None))),
         (tuple, lambda value: tuple.__getitem__(value, slice(None))),
-        (frozenset, lambda value: frozenset(_list(frozenset.__iter__(value)))),
-        (set, lambda value: set(_list(set.__iter__(value)))),
-        (dict, lambda value: _dict(_list(dict.items(value)))),
     )
+    # A set or dict subclass is sent as its members, read by the base type's own iterator: rebuilding
+    # a set or dict would hash them and compare them, running the candidate's `__hash__` and
+    # `__eq__` in the jail's own code between calls.
+    member_readers = ((frozenset, "F", frozenset.__iter__), (set, "S", set.__iter__))
     budget = [0]
 
     def encode(value, depth=0):
@@ -121,6 +122,11 @@ def encoder():
         for base, as_base in subclass_readers:
             if _issubclass(t, base):
                 return encode(as_base(value), depth)
+        for base, base_kind, members in member_readers:
+            if _issubclass(t, base):
+                return [base_kind, [encode(item, depth + 1) for item in _list(members(value))]]
+        if _issubclass(t, _dict):
+            return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in _list(dict.items(value))]]
         return ["o", qualname(t)[:200]]
 
     def reset():

@@ -89,3 +89,41 @@ def test_a_signal_handler_is_never_handed_a_frame_of_the_jail() -> None:
     result = run_tests(HANDLER, test, "probe", FAST)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
     assert "bare_stack" in result.isolation
+
+
+# The candidate's code run by the jail's own code between calls, with the jail's frames below it:
+# a returned set or dict subclass used to be rebuilt (hashing and comparing its members) by the
+# encoder of the reply.
+HASHED = """
+import sys
+SEEN = []
+class Key(int):
+    def __hash__(self):
+        frame = sys._getframe(0)
+        while frame is not None:
+            SEEN.append(str(frame.f_globals.get("__file__", "")).rsplit("/", 1)[-1])
+            frame = frame.f_back
+        return int.__hash__(self)
+    def __eq__(self, other):
+        SEEN.append("eq")
+        return int.__eq__(self, other)
+class Keys(set):
+    pass
+class Table(dict):
+    pass
+def probe(kind):
+    if kind == "seen":
+        return sorted(set(SEEN))
+    table = Table()
+    dict.__setitem__(table, Key(1), 1)
+    return Keys([Key(1), Key(2)]) if kind == "set" else table
+"""
+
+
+def test_the_reply_never_runs_the_candidates_hash_or_eq() -> None:
+    test = (
+        "def check(candidate):\n    assert candidate('set') == {1, 2}\n    assert candidate('dict') == {1: 1}\n"
+        "    assert not set(candidate('seen')) & {'_jail.py', '_wire.py', '_zygote.py', '_hook.py'}\n"
+    )
+    result = run_tests(HASHED, test, "probe", FAST)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])

@@ -1,12 +1,18 @@
 """The trusted parent's end of the channel to a jail: two pipes, bounded reading, a deadline.
 
 The parent writes requests on one pipe and reads replies from the other; the jail holds the
-opposite ends only. Everything read is parsed by `_wire.loads` record by record, under caps that
-no candidate can lift: `MAX_LINE` bytes per record (`MAX_EVENT` per event record, checked on
-the bytes with the record's kind before parsing), `MAX_OUTPUT` bytes per run, and the run's
-wall-clock deadline for every wait. A malformed record, a line or run over its cap, the jail's
-end closing (it exited or was killed) or the deadline passing each raise `JailStopped` with the
-cause, and nothing the jail sends can raise anything else here. Both descriptors are
+opposite ends only, as its stdin and stdout. The reply pipe thus also carries whatever the
+candidate prints, so records are framed (`_jail.py`): each starts with RS (0x1e), which no
+record holds inside, and ends with "\n"; of each line only what follows its last RS is a record,
+and the rest of the bytes are the program's output, counted and dropped (never parsed, never
+kept: a line without RS costs one scan of its bytes). Records are parsed by `_wire.loads` one by
+one, under caps that no candidate can lift: `MAX_LINE` bytes per record (`MAX_EVENT` per event
+record, checked on the bytes with the record's kind before parsing), `stdout_cap` bytes of
+output per run (the run's file-size limit), `MAX_OUTPUT` bytes in all, and the run's wall-clock
+deadline for every wait. Every step is linear in the bytes read. A malformed record, a record or
+run over its cap, output over its cap ("output"), the jail's end closing (it exited or was
+killed) or the deadline passing each raise `JailStopped` with the cause, and nothing the jail
+sends can raise anything else here. Both descriptors are
 non-blocking and every wait is a `poll`, so a jail that neither reads nor writes cannot stall
 the parent, and one that floods the pipe cannot starve it.
 
@@ -37,13 +43,15 @@ _CHUNK = 1 << 16
 # escaped. A longer line that starts like an event is the candidate's, refused before parsing.
 MAX_EVENT = 4096
 _EVENT = b'["event",'
+RS = 0x1E  # starts every record the jail writes (`_jail.py`)
 _TAGS = (_EVENT, b'["isolation",', b'["ready"]', b'["abort",', b'["return",', b'["raised",')
 
-StopKind = Literal["timeout", "exited", "protocol"]
+StopKind = Literal["timeout", "exited", "protocol", "output"]
+DEFAULT_STDOUT_CAP = 16 * 1024 * 1024
 
 
 class JailStopped(Exception):
-    """The jail can answer no more: `kind` says why ("timeout", "exited", "protocol")."""
+    """The jail can answer no more: `kind` says why ("timeout", "exited", "protocol", "output")."""
 
     def __init__(self, kind: StopKind, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
@@ -54,12 +62,22 @@ class JailStopped(Exception):
 class Channel:
     """Send requests and receive replies, with every wait bounded by `deadline` (monotonic s)."""
 
-    def __init__(self, request_fd: int, reply_fd: int, deadline: float, case_of_call: Callable[[int], int | None]) -> None:
+    def __init__(
+        self,
+        request_fd: int,
+        reply_fd: int,
+        deadline: float,
+        case_of_call: Callable[[int], int | None],
+        stdout_cap: int = DEFAULT_STDOUT_CAP,
+    ) -> None:
         self.request_fd, self.reply_fd, self.deadline = request_fd, reply_fd, deadline
         os.set_blocking(request_fd, False)
         os.set_blocking(reply_fd, False)
         self._case_of_call = case_of_call
-        self._buffer = bytearray()
+        self._buffer = bytearray()  # the current line after its last RS
+        self._in_record = False  # the current line has had an RS
+        self.stdout_cap = stdout_cap
+        self.output_bytes = 0  # the program's own bytes on its stdout (everything not a record)
         self._records: list[list[Any]] = []
         self._read_total = 0
         self._closed = False
@@ -123,15 +141,36 @@ class Channel:
         self._read_total += len(chunk)
         if self._read_total > MAX_OUTPUT:
             raise JailStopped("protocol", f"the jail wrote more than {MAX_OUTPUT} bytes")
-        self._buffer += chunk
         start = 0
         while True:
-            end = self._buffer.find(b"\n", start)
+            end = chunk.find(b"\n", start)
             if end < 0:
                 break
-            self._take(bytes(self._buffer[start:end]))
+            self._segment(chunk, start, end)
+            if self._in_record:
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                self._in_record = False
+                self._take(line)
+            else:
+                self.output_bytes += 1  # the program's own newline
             start = end + 1
-        del self._buffer[:start]
+        self._segment(chunk, start, len(chunk))
+        if self.output_bytes > self.stdout_cap:
+            raise JailStopped("output", f"the program wrote more than {self.stdout_cap} bytes to its stdout")
+
+    def _segment(self, chunk: bytes, start: int, end: int) -> None:
+        """Bytes of one line (no newline among them): what follows the line's last RS is kept as
+        its record so far, everything before it is the program's output."""
+        separator = chunk.rfind(RS, start, end)
+        if separator >= 0:
+            self.output_bytes += len(self._buffer) + separator - start  # a record cut short by the program's bytes
+            self._buffer[:] = chunk[separator + 1 : end]
+            self._in_record = True
+        elif self._in_record:
+            self._buffer += chunk[start:end]
+        else:
+            self.output_bytes += end - start
         if len(self._buffer) > MAX_LINE:
             raise JailStopped("protocol", f"a record longer than {MAX_LINE} bytes")
 

@@ -39,8 +39,9 @@ MAX_KEPT_EVENTS = 200
 MAX_KINDS = 64
 TOO_MANY_KINDS = "too_many_kinds"
 _CHUNK = 1 << 16
-# The hook writes `["event",kind,detail[:300],call]`: at most ~2 KiB even with every character
-# escaped. A longer line that starts like an event is the candidate's, refused before parsing.
+# The hook writes RS + `["event",kind,detail[:300],call]` in one write: at most ~3.7 KB even with
+# every character a 12-byte escaped surrogate pair, under PIPE_BUF (atomic). A longer line that
+# starts like an event is the candidate's, refused before parsing.
 MAX_EVENT = 4096
 _EVENT = b'["event",'
 RS = 0x1E  # starts every record the jail writes (`_jail.py`)

@@ -255,3 +255,30 @@ def test_input_at_load_waits_for_a_line_until_the_wall_clock() -> None:
     producer sends nothing yet) and the run ends as a timeout, never reading a record."""
     result = run_tests(_f("", at_load="n = input()"), HONEST_TEST, "f", SandboxLimits(wall_s=2.0))
     assert (result.outcome, result.reason) == ("timeout", "wall-clock limit")
+
+
+EVENTS_IN_A_FLOOD = """
+import os, threading
+def f(x):
+    def flood():
+        junk = b'\\x1e' * 65536  # separators, each of which would cut a record it landed in
+        for _ in range(40):
+            os.write(1, junk)
+    writer = threading.Thread(target=flood)
+    writer.start()
+    for _ in range(50):
+        try:
+            open('/opt/' + '\\U0001f600' * 400, 'w')  # detail cut to 300 characters: 3,600 bytes escaped
+        except OSError:
+            pass
+    writer.join()
+    return x + 1
+"""
+
+
+def test_the_hooks_longest_records_survive_a_thread_flooding_stdout() -> None:
+    """Each event record is one write under PIPE_BUF, so a thread writing RS bytes beside it can
+    never cut one: all 100 events (50 per call) arrive whole."""
+    result = run_tests(EVENTS_IN_A_FLOOD, HONEST_TEST, "f", SandboxLimits(wall_s=8.0))
+    assert (result.outcome, result.details["event_counts"]) == ("pass", {"file_write": 100}), result.reason
+    assert all(event["detail"].startswith("open('/opt/") for event in result.audit_events)

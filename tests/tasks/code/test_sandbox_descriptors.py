@@ -84,9 +84,10 @@ def test_the_red_team_descriptor_tells_are_wrong_in_the_jail(name: str) -> None:
     assert (outcome.correct, outcome.details["hidden_test"]) == (False, False), outcome.details["reason"]
 
 
-# What a program sees of fds 0..1023: number, kind, access mode, isatty, owned by its own uid.
+# What a program sees of fds 0..1023: number, kind, status flags (access mode, O_NONBLOCK, ...),
+# descriptor flags (close-on-exec), pipe size, isatty, owned by its own uid and gid, permissions.
 SEEN = """
-import os, stat
+import fcntl, os, stat
 def _seen():
     seen = []
     for fd in range(1024):
@@ -95,8 +96,10 @@ def _seen():
         except OSError:
             continue
         kind = "fifo" if stat.S_ISFIFO(st.st_mode) else "chr" if stat.S_ISCHR(st.st_mode) else "reg" if stat.S_ISREG(st.st_mode) else "other"
-        access = os.O_ACCMODE & __import__("fcntl").fcntl(fd, __import__("fcntl").F_GETFL)
-        seen.append([fd, kind, access, os.isatty(fd), st.st_uid == os.getuid(), oct(st.st_mode & 0o777)])
+        flags, fd_flags = fcntl.fcntl(fd, fcntl.F_GETFL), fcntl.fcntl(fd, fcntl.F_GETFD)
+        size = fcntl.fcntl(fd, 1032) if kind == "fifo" else None  # F_GETPIPE_SZ
+        owned = (st.st_uid, st.st_gid) == (os.getuid(), os.getgid())
+        seen.append([fd, kind, flags, fd_flags, size, os.isatty(fd), owned, oct(st.st_mode & 0o777)])
     return seen
 """
 

@@ -142,38 +142,42 @@ class Channel:
         self._read_total += len(chunk)
         if self._read_total > MAX_OUTPUT:
             raise JailStopped("protocol", f"the jail wrote more than {MAX_OUTPUT} bytes")
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                break
-            self._segment(chunk, start, end)
-            if self._in_record:
-                line = bytes(self._buffer)
-                self._buffer.clear()
-                self._in_record = False
-                self._take(line)
-            else:
-                self.output_bytes += 1  # the program's own newline
-            start = end + 1
-        self._segment(chunk, start, len(chunk))
+        self._split(chunk)
         if self.output_bytes > self.stdout_cap:
             raise JailStopped("output", f"the program wrote more than {self.stdout_cap} bytes to its stdout")
 
-    def _segment(self, chunk: bytes, start: int, end: int) -> None:
-        """Bytes of one line (no newline among them): what follows the line's last RS is kept as
-        its record so far, everything before it is the program's output."""
-        separator = chunk.rfind(RS, start, end)
-        if separator >= 0:
-            self.output_bytes += len(self._buffer) + separator - start  # a record cut short by the program's bytes
-            self._buffer[:] = chunk[separator + 1 : end]
-            self._in_record = True
-        elif self._in_record:
-            self._buffer += chunk[start:end]
-        else:
-            self.output_bytes += end - start
-        if len(self._buffer) > MAX_LINE:
-            raise JailStopped("protocol", f"a record longer than {MAX_LINE} bytes")
+    def _split(self, chunk: bytes) -> None:
+        """Records out of `chunk`, the rest counted as the program's output. One pass, with one
+        Python step per record (a line holding an RS), never per line of output: a line without
+        RS is skipped by the search for the next RS, and of a line with one only what follows its
+        last RS is kept (`rfind` up to the line's end)."""
+        position, size = 0, len(chunk)
+        while position < size:
+            if not self._in_record:
+                separator = chunk.find(RS, position)
+                if separator < 0:
+                    self.output_bytes += size - position
+                    return
+                self.output_bytes += separator - position
+                self._in_record, position = True, separator + 1
+                self._buffer.clear()
+                continue
+            newline = chunk.find(b"\n", position)
+            end = size if newline < 0 else newline
+            separator = chunk.rfind(RS, position, end)
+            if separator >= 0:  # a later RS on the same line: what preceded it was the program's
+                self.output_bytes += len(self._buffer) + separator - position
+                self._buffer[:] = chunk[separator + 1 : end]
+            else:
+                self._buffer += chunk[position:end]
+            if len(self._buffer) > MAX_LINE:
+                raise JailStopped("protocol", f"a record longer than {MAX_LINE} bytes")
+            if newline < 0:
+                return
+            line = bytes(self._buffer)
+            self._buffer.clear()
+            self._in_record, position = False, newline + 1
+            self._take(line)
 
     def _take(self, line: bytes) -> None:
         # Shape first, on the bytes: the jail's writers put the kind first, unescaped and unspaced,

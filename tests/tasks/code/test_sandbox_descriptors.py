@@ -10,8 +10,11 @@ open pipes; `w_stdout_tell`: stdout on /dev/null) is wrong in the jail too.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,8 @@ import pytest
 from tasks.code import CodeAnchor, check_code_many
 from tasks.code.loader import _bundled_rows
 from tasks.code.sandbox import SandboxLimits, run_tests
-from tasks.code.sandbox.channel import DEFAULT_STDOUT_CAP
+from tasks.code.sandbox._wire import dumps
+from tasks.code.sandbox.channel import DEFAULT_STDOUT_CAP, Channel, JailStopped
 from tests.tasks.code.test_sandbox_ordinary import DATA, PROBLEMS, conditioned
 
 ROWS = {row["task_id"]: row for row in _bundled_rows()}
@@ -285,3 +289,58 @@ def test_the_hooks_longest_records_survive_a_thread_flooding_stdout() -> None:
     result = run_tests(EVENTS_IN_A_FLOOD, HONEST_TEST, "f", SandboxLimits(wall_s=8.0))
     assert (result.outcome, result.details["event_counts"]) == ("pass", {"file_write": 100}), result.reason
     assert all(event["detail"].startswith("open('/opt/") for event in result.audit_events)
+
+
+def _fed_channel(data: bytes) -> tuple[Channel, list[list[object]], JailStopped | None]:
+    """A real channel reading `data` from a real pipe (then closed): its records and its stop."""
+    reply_read, reply_write = os.pipe()
+    request_read, request_write = os.pipe()
+    channel = Channel(request_write, reply_read, time.monotonic() + 20, lambda call: None)
+
+    def write() -> None:
+        try:
+            with os.fdopen(reply_write, "wb") as pipe:
+                pipe.write(data)
+        except BrokenPipeError:
+            pass  # the channel stopped reading
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    records: list[list[object]] = []
+    try:
+        while True:
+            records.append(channel.receive())
+    except JailStopped as stopped:
+        return channel, records, stopped if stopped.kind != "exited" else None
+    finally:
+        channel.close()
+        writer.join(5)
+        os.close(request_read)
+
+
+OUTPUT_SHAPES = {
+    "newlines": b"\n",
+    "bytes_without_newline": b"x",
+    "separator_free_lines": b"ab\n",
+    "crlf": b"\r\n",
+}
+
+
+@pytest.mark.parametrize("unit", list(OUTPUT_SHAPES.values()), ids=list(OUTPUT_SHAPES))
+def test_output_up_to_the_cap_costs_the_parent_one_scan_and_past_it_stops_the_run(unit: bytes) -> None:
+    """16 MiB of the program's output of any shape around one record: the record arrives, in a
+    fraction of a second of the parent's CPU (no step per line of output); one byte more stops it."""
+    half = unit * (DEFAULT_STDOUT_CAP // 2 // len(unit))
+    started = time.process_time()
+    channel, records, stopped = _fed_channel(half + b"\x1e" + dumps(["ready"]) + half)
+    assert (records, stopped, channel.output_bytes) == ([["ready"]], None, 2 * len(half))
+    assert time.process_time() - started < 1.0
+    _, _, stopped = _fed_channel(half * 2 + b"x" * (DEFAULT_STDOUT_CAP - 2 * len(half) + 1))
+    assert stopped is not None and stopped.kind == "output"
+
+
+def test_of_each_line_only_what_follows_its_last_separator_is_a_record() -> None:
+    data = b"junk\x1e\x1e" + b'["ready"]' + b"\x1e" + dumps(["ready"]) + b"\x1e" + b"partial" + b"\x1e" + dumps(["isolation", []])
+    channel, records, stopped = _fed_channel(data)
+    assert (records, stopped) == ([["ready"], ["isolation", []]], None)
+    assert channel.output_bytes == len(b"junk\x1e") + len(b'["ready"]') + len(b"partial")

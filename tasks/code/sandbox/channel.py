@@ -19,7 +19,11 @@ the parent, and one that floods the pipe cannot starve it.
 Event records are kept as plain dicts (`{"kind", "detail", "test_index"}`, text made safe): the
 first `MAX_KEPT_EVENTS`, and past that the first of each kind, so a flood of one kind can never
 hide another; `event_counts` counts them all. Kinds past the first `MAX_KINDS` count as
-`too_many_kinds`, so made-up kinds cannot grow the result without bound.
+`too_many_kinds`, so made-up kinds cannot grow the result without bound. A run may send at most
+`MAX_RECORDS` records (an honest one sends one per call and an event per recorded operation: a
+HumanEval test makes at most a few thousand calls); past that it stops ("protocol"), so parsing
+forged records costs the parent at most about half a second of CPU per run (2.7 million of the
+smallest events fit in `MAX_OUTPUT` and took 10 s).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from tasks.code.sandbox._wire import MAX_LINE, WireError, dumps, loads, safe_tex
 MAX_OUTPUT = 64 * 1024 * 1024
 MAX_KEPT_EVENTS = 200
 MAX_KINDS = 64
+MAX_RECORDS = 100_000
 TOO_MANY_KINDS = "too_many_kinds"
 _CHUNK = 1 << 16
 # The hook writes RS + `["event",kind,detail[:300],call]` in one write: at most ~3.7 KB even with
@@ -80,6 +85,7 @@ class Channel:
         self.stdout_cap = stdout_cap
         self.output_bytes = 0  # the program's own bytes on its stdout (everything not a record)
         self._records: list[list[Any]] = []
+        self._taken = 0
         self._read_total = 0
         self._closed = False
         self.events: list[dict[str, Any]] = []
@@ -185,6 +191,9 @@ class Channel:
         # before a single object is built for it.
         if not line.startswith(_TAGS):
             raise JailStopped("protocol", "a record that does not start with a known kind")
+        self._taken += 1
+        if self._taken > MAX_RECORDS:
+            raise JailStopped("protocol", f"more than {MAX_RECORDS} records in one run")
         is_event = line.startswith(_EVENT)
         if is_event and len(line) > MAX_EVENT:
             raise JailStopped("protocol", f"an event record longer than {MAX_EVENT} bytes")

@@ -23,7 +23,7 @@ from tasks.code import CodeAnchor, check_code_many
 from tasks.code.loader import _bundled_rows
 from tasks.code.sandbox import SandboxLimits, run_tests
 from tasks.code.sandbox._wire import dumps
-from tasks.code.sandbox.channel import DEFAULT_STDOUT_CAP, Channel, JailStopped
+from tasks.code.sandbox.channel import DEFAULT_STDOUT_CAP, MAX_RECORDS, Channel, JailStopped
 from tests.tasks.code.test_sandbox_ordinary import DATA, PROBLEMS, conditioned
 
 ROWS = {row["task_id"]: row for row in _bundled_rows()}
@@ -344,3 +344,14 @@ def test_of_each_line_only_what_follows_its_last_separator_is_a_record() -> None
     channel, records, stopped = _fed_channel(data)
     assert (records, stopped) == ([["ready"], ["isolation", []]], None)
     assert channel.output_bytes == len(b"junk\x1e") + len(b'["ready"]') + len(b"partial")
+
+
+def test_a_flood_of_forged_events_stops_at_the_record_cap_within_half_a_second() -> None:
+    """Red-team-style: 2.7 million of the smallest event records fit in MAX_OUTPUT and cost the
+    parent 10 s of parsing; past MAX_RECORDS the run stops instead."""
+    event = b"\x1e" + dumps(["event", "k", "", None])
+    started = time.process_time()
+    channel, _, stopped = _fed_channel(event * (MAX_RECORDS + 1) + event * 100_000)
+    assert stopped is not None and (stopped.kind, stopped.detail) == ("protocol", f"more than {MAX_RECORDS} records in one run")
+    assert sum(channel.event_counts.values()) == MAX_RECORDS
+    assert time.process_time() - started < 1.0

@@ -355,3 +355,21 @@ def test_a_flood_of_forged_events_stops_at_the_record_cap_within_half_a_second()
     assert stopped is not None and (stopped.kind, stopped.detail) == ("protocol", f"more than {MAX_RECORDS} records in one run")
     assert sum(channel.event_counts.values()) == MAX_RECORDS
     assert time.process_time() - started < 1.0
+
+
+STDIO_TIMES = """
+import os, time
+_AT_LOAD = [(os.fstat(fd).st_mtime_ns, os.fstat(fd).st_atime_ns, os.fstat(fd).st_ctime_ns) for fd in (0, 1, 2)]
+def f(x):
+    time.sleep(0.02)  # past the coarse clock's tick, so a time the jail's reads and writes set would show
+    return [(os.fstat(fd).st_mtime_ns, os.fstat(fd).st_atime_ns, os.fstat(fd).st_ctime_ns) for fd in (0, 1, 2)] == _AT_LOAD
+"""
+
+
+def test_the_jails_own_reads_and_writes_move_no_time_of_its_stdio() -> None:
+    """The jail reads calls from fd 0 and writes records to fd 1 between the candidate's calls; a
+    program that never touches them would see their times move where pipe I/O updates them (this
+    kernel's does not: the test fails on one whose does, and the tell is then open)."""
+    test = "def check(candidate):\n" + "".join(f"    assert candidate({i})\n" for i in range(3))
+    result = run_tests(STDIO_TIMES, test, "f", FAST)
+    assert result.outcome == "pass", result.reason

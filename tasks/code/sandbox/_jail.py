@@ -233,7 +233,7 @@ def _drop_privileges(libc, uid, workdir, status_fd):
     if os.geteuid() != 0:
         return False
     os.chown(workdir, uid, uid)
-    for fd in (0, 1, 2):  # a pipe is owned by whoever made it: the server's are root's
+    for fd in (0, 1, 2):  # a pipe is owned by whoever made it: the parent's and the shell's are root's
         if (os.fstat(fd).st_mode & 0o170000) == 0o010000:
             os.fchown(fd, uid, uid)
     for capability in range(64):
@@ -300,7 +300,7 @@ def run(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns
     os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
     if exposed and _drop_privileges(libc, uid, workdir, status_fd):  # without the exposure it could not import
         isolation.append("unprivileged_uid")
-    os.close(status_fd)  # the last descriptor of the machine's tree but 0-2 (the server's, char devices and a file)
+    os.close(status_fd)  # the last descriptor of the machine's tree (0-2 are pipes; without a shell, 2 is the stderr file)
     # Stderr is the shell's pipe (capped there) only below its PID namespace's init; the machine's
     # tree is out of reach only in the jail's own root, where it writes only to its tmpfs mounts.
     _set_limits(job["limits"], in_pidns and "minimal_root" in isolation)

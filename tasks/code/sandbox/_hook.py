@@ -244,7 +244,9 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     def event_line(kind, detail):
         call = call_box[0]
         label = _int_repr(call) if _type(call) is _int else "null"
-        return '["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"
+        # RS first, one write of at most PIPE_BUF: 300 characters escaped are at most 3,600 bytes
+        # (a non-BMP character is a 12-byte surrogate pair), so the line stays under 4096 bytes.
+        return '\x1e["event",' + quote(kind) + "," + quote(detail[:300]) + "," + label + "]\n"
 
     def record(kind, detail):
         try:

@@ -4,9 +4,23 @@ Forked by the fork server's per-run "shell" (`_zygote.py`), below the init of a 
 namespace when it runs as root, with a pid such as a login shell's child has.
 The standard library and the `_kernel` C module only, and nothing here decides pass or fail: the
 hidden test runs in the trusted parent (`runner.py`), which calls the candidate's entry point through this process over a channel
-of two pipes carrying `_wire` records. The jail holds the read end of the request pipe and the
-write end of the reply pipe: it can neither read what it sent nor write what the parent sends, and
-it never sees the test, its expected values or the parent's ends.
+of two pipes carrying `_wire` records. The jail holds the read end of the request pipe as its
+stdin (fd 0) and the write end of the reply pipe as its stdout (fd 1), fd 2 is a pipe its shell
+drains into the stderr file (`_zygote._drain`), and nothing is open above 2 while candidate code
+runs: the descriptors of `producer | python3 main.py 2>err.log | consumer`. It can neither read
+what it sent nor write what the parent sends, and it never sees the test, its expected values or
+the parent's ends.
+
+Framing on fd 1, which the candidate's own output shares: every record the jail writes is one
+write(2) that starts with the byte 0x1e (RS, which `_wire.dumps` never emits: JSON escapes every
+control character) and ends with "\n"; the parent keeps, of each line, what follows its last RS
+(`channel.py`), and everything else is the program's output, counted and dropped. A record of at
+most PIPE_BUF (4096) bytes is written atomically, so no bytes of another thread land inside it:
+every isolation, ready, abort, raised and event record is that short (the hook cuts details to
+300 characters); a return value longer than that is the candidate's own answer, which only its
+own threads can spoil. The candidate can write bytes that parse as records, as it could always
+write on the reply pipe: the parent accepts from that pipe nothing it would not accept as a
+returned value (see docs/sandbox.md, "The channel").
 
 Setup, in order, before any candidate code (each measure named in the `isolation` record only when
 it really applied; `isolation.py` lists them all):
@@ -28,13 +42,18 @@ it really applied; `isolation.py` lists them all):
                   capability bounding set and no capabilities, not dumpable
   memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
                   tmpfs pages included) and its number of tasks, bounded by the kernel
-  rlimits         CPU seconds, address space, file size, open files, no core dumps
+  rlimits         CPU seconds, address space, file size (unlimited, as a login's, where stderr is the
+                  shell's pipe and the jail's root is its own: every place it can write is then a
+                  size-capped tmpfs), open files, no core dumps
   landlock        reads only the standard library and shared libraries (in its own root: one layer
                   of its own, reads below that root), writes only the work dir and /dev/shm
                   (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets
                   outside its own domain (`landlock_signal_scope`)
-  stdin_devnull   fd 0 is /dev/null (the job arrived on the request pipe, which is drained)
-  write_only_channel  the reply descriptor is the write end of a pipe (no reading, seeking or truncating)
+  stdio_pipes     fds 0, 1, 2 are pipes: the request pipe's read end (read-only), the reply pipe's
+                  write end (write-only: no reading, seeking or truncating), the stderr pipe
+                  (write-only; not named without a shell, where fd 2 is the stderr file), each
+                  owned by the jail's own uid, as a user's shell pipeline's are
+  only_stdio      nothing open above fd 2 (the ruleset, /proc/self/status and the server's are closed)
   seccomp         `_seccomp.py`: no new processes, no exec, no ptrace, no sockets but a Unix stream
                   socketpair, no signals outside the jail (its own signal handlers are its business)
   audit_hook      `_hook.py`: records and refuses what the shield must see
@@ -47,7 +66,11 @@ sandbox's is on the stack below the candidate's frames (`bare_stack`: `life`, do
 Records sent (see `_wire.py` for values):
   ["isolation", [names]]  ["ready"] | ["abort", phase, type, message]   phase: program | entry_point
   ["event", kind, detail, call_id]   ["return", call_id, value]   ["raised", call_id, type, message]
-Requests read: ["job", {...}] once, then ["call", call_id, args, kwargs] ... ["end"].
+Requests read from fd 0: ["job", {...}] once (before any candidate code: the job is its own
+program, entry point, environment and limits), then ["call", call_id, args, kwargs] ... ["end"].
+A candidate that reads fd 0 itself takes a call away from the jail, whose reply the parent then
+never gets (a timeout); `input()` at load waits for a line no one sends until the wall clock ends
+the run.
 """
 
 import _signal  # the C module: `signal` would import enum
@@ -80,15 +103,19 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 <
 SHM = "/dev/shm"
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _READ_CHUNK = 1 << 16
+_FD_CEILING = 1 << 20  # closerange uses close_range(2): the span costs nothing
+_RS = b"\x1e"  # starts every record on fd 1; never inside one (`_wire.dumps` escapes control bytes)
 
 
 def _cpu_limit_reached(signum, frame, _exit=os._exit, _status=_hook.CPU_LIMIT_STATUS):
     _exit(_status)
 
 
-def _set_limits(limits):
+def _set_limits(limits, files_capped_by_mounts=False):
     """CPU seconds, address space, file size, open files, no core dumps, at most `threads` threads
-    besides its own; SIGXFSZ becomes EFBIG (as Python itself sets it).
+    besides its own; SIGXFSZ becomes EFBIG (as Python itself sets it). With
+    `files_capped_by_mounts` (every place the jail can write is a size-capped tmpfs and its stderr
+    is its shell's pipe, capped there) the file size is unlimited, as a login's is.
 
     Below its init the jail dies of SIGXCPU at the soft CPU limit like any process, and the parent
     reads that as a timeout. Only a jail that is PID 1 (no PID namespace: the kernel drops a signal
@@ -101,13 +128,36 @@ def _set_limits(limits):
     memory = limits["memory_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory * factor))
     size = limits["file_size_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size * factor))
+    unlimited = resource.RLIM_INFINITY
+    resource.setrlimit(resource.RLIMIT_FSIZE, (unlimited, unlimited) if files_capped_by_mounts else (size, size * factor))
     # An ordinary login's shape: a soft limit a quarter of the hard one, which is the cap.
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(16, limits["open_files"] // 4), limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # Threads count against the uid's tasks, and each jail has a uid of its own: this caps them.
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, (limits["threads"] + 1) * factor))
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+
+
+def _stdio_checks(request_fd, reply_fd, uid):
+    """`stdio_pipes` when fds 0-2 are pipes of the right access modes owned by `uid`, `only_stdio`
+    when no descriptor above 2 is open (the lowest free one is 3)."""
+    checks = []
+    wanted = ((request_fd, os.O_RDONLY), (reply_fd, os.O_WRONLY), (2, os.O_WRONLY))
+    try:
+        if all(_is_pipe(fd, mode, uid) for fd, mode in wanted):
+            checks.append("stdio_pipes")
+        probe = os.dup(0)
+        os.close(probe)
+    except OSError:
+        return checks
+    if probe == 3:
+        checks.append("only_stdio")
+    return checks
+
+
+def _is_pipe(fd, access_mode, uid):
+    status = os.fstat(fd)
+    return (status.st_mode & 0o170000) == 0o010000 and status.st_uid == uid and (os.O_ACCMODE & fcntl.fcntl(fd, fcntl.F_GETFL)) == access_mode
 
 
 def _namespaces(workdir, disk_mb, shm_mb, network, plan):
@@ -191,6 +241,9 @@ def _drop_privileges(uid, workdir, status_fd):
     if os.geteuid() != 0:
         return False
     os.chown(workdir, uid, uid)
+    for fd in (0, 1, 2):  # a pipe is owned by whoever made it: the parent's and the shell's are root's
+        if (os.fstat(fd).st_mode & 0o170000) == 0o010000:
+            os.fchown(fd, uid, uid)
     for capability in range(64):
         if _kernel.prctl(_PR_CAPBSET_DROP, capability) != 0:
             break  # past the last capability this kernel knows
@@ -257,7 +310,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     call = operator.methodcaller("__call__")
 
     def send(record):
-        data = _dumps(record)
+        data = _RS + _dumps(record)  # one write: atomic on the pipe up to PIPE_BUF
         while data:
             data = data[_write(reply_fd, data):]
 
@@ -284,8 +337,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
         if exposed and _drop_privileges(uid, workdir, status_fd):  # without the exposure it could not import
             isolation.append("unprivileged_uid")
-        os.close(status_fd)  # the last descriptor of the machine's tree but 0-2 (the server's, char devices and a file)
-        _set_limits(job["limits"])
+        os.close(status_fd)  # the last descriptor of the machine's tree (0-2 are pipes; without a shell, 2 is the stderr file)
+        # Stderr is the shell's pipe (capped there) only below its PID namespace's init; the machine's
+        # tree is out of reach only in the jail's own root, where it writes only to its tmpfs mounts.
+        _set_limits(job["limits"], in_pidns and "minimal_root" in isolation)
         shm = SHM if "private_shm" in isolation else None
         if ruleset_fd >= 0 and "minimal_root" in isolation:
             # The server's read layer names the machine's paths, and its write grant (the sandbox
@@ -300,20 +355,14 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             isolation += _landlock.confine_jail(workdir, shm)
         os.environ.clear()  # forked from the fork server, the jail starts with the server's environment
         os.environ.update(job["environment"])
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        if os.read(0, 1) == b"":
-            isolation.append("stdin_devnull")
-        mode = os.fstat(reply_fd).st_mode
-        if (os.O_ACCMODE & fcntl.fcntl(reply_fd, fcntl.F_GETFL)) == os.O_WRONLY and (mode & 0o170000) == 0o010000:
-            isolation.append("write_only_channel")
         readable = readable_prefixes if "landlock" in isolation else None
         main_path = workdir + "/main.py"
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
+        os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
             isolation.append("seccomp")
+        isolation += _stdio_checks(request_fd, reply_fd, uid if "unprivileged_uid" in isolation else os.geteuid())
         _kernel.seal()  # nothing of the module works from here on: no candidate code has run yet
         audit = sys.audit
         # The event that has the hook's seal checked after loading and after every call, kept in

@@ -122,9 +122,9 @@ def encoder():
         for base, as_base in subclass_readers:
             if _issubclass(t, base):
                 return encode(as_base(value), depth)
-        for base, base_kind, members in member_readers:
-            if _issubclass(t, base):
-                return [base_kind, [encode(item, depth + 1) for item in _list(members(value))]]
+        for container, container_kind, members in member_readers:
+            if _issubclass(t, container):
+                return [container_kind, [encode(item, depth + 1) for item in _list(members(value))]]
         if _issubclass(t, _dict):
             return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in _list(dict.items(value))]]
         return ["o", qualname(t)[:200]]

@@ -2,7 +2,7 @@
 
 Started as a plain `python3 _zygote.py <control_fd>` by `forkserver.py` (one per trusted parent,
 with a login's start-up environment, `forkserver.SERVER_ENVIRONMENT`), or as `python3 _zygote.py
---once <request_fd> <reply_fd> <stderr_fd> <variant>` by the exec launcher,
+--once <request_fd> <reply_fd> <stderr_fd> <variant> <memory> <pids> <stderr bytes>` by the exec launcher,
 which forks a single jail, waits for it and exits with its status (128 + signal when killed).
 It imports everything a jail needs, reads its policy from stdin (NUL-separated: the sandbox root,
 then the readable paths) and builds the Landlock read ruleset once, kept as a descriptor that
@@ -34,12 +34,21 @@ descriptors have come, so the jail's pid, uid and start are its run's alone.
 
 The server never sees a run's content (the job travels on the request pipe to the jail), holds
 only run ids and pids, and is a fresh interpreter (exec'd, not forked from the trusted parent), so
-its memory holds no parent secret. Each jail gets descriptors 0-5 and nothing else: 0 and 1
-/dev/null, 2 stderr (reopened write-only), 3 requests, 4 replies, 5 the ruleset.
+its memory holds no parent secret. Each jail gets the descriptors of an ordinary non-interactive
+job (`producer | python3 main.py 2>err.log | consumer`) and, until its setup ends, the ruleset:
+0 the request pipe's read end (its stdin), 1 the reply pipe's write end (its stdout: `_jail.py`
+frames its records so that the candidate's own output cannot hide or change them), 2 the write
+end of a stderr pipe, 3 the ruleset (closed before any candidate code). The shell holds the
+stderr pipe's read end and copies it into the run's stderr file (`_drain`): at most the run's
+`<stderr bytes>` (the file-size limit), then one truncation line, and the rest is read and
+discarded, so neither the file nor the jail's wait on a full pipe grows with what it writes.
+Without a PID namespace there is no shell: fd 2 is the stderr file itself (reopened write-only,
+append), bounded by RLIMIT_FSIZE as before.
 
 Protocol, one ASCII datagram per message (SOCK_SEQPACKET):
-  parent -> server: "run <id> <variant> <memory bytes> <pids>" with 3 descriptors | "kill <id>"
-                    (variant: 0 or 1; the two limits for the run's cgroups, `_cgroup.py`)
+  parent -> server: "run <id> <variant> <memory bytes> <pids> <stderr bytes>" with 3 descriptors
+                    | "kill <id>" (variant: 0 or 1; the two limits for the run's cgroups,
+                    `_cgroup.py`; the most of its stderr the shell keeps, 0 for all)
   server -> parent: "started <id> <pid>" | "exited <id> <returncode>" | "failed <id> <reason>"
 Single-threaded by design: fork is only safe without other threads. A jail's zombie pins its pid
 until it is reaped, so a kill can never hit a reused pid. When the control socket closes (the
@@ -85,7 +94,7 @@ _THREAD_PID_OFFSET = 1000  # where the forking thread's own id goes, out of the 
 _SWEEP_RETRY_MS = 20  # a cgroup directory the kernel still holds busy is tried again after this
 _MAX_SPARES = 4  # run shapes (variant, limits) kept a spare init for: the first run's and the variant's
 _DESCRIPTORS = 3
-_JAIL_FDS = 6
+_DRAIN_CHUNK = 1 << 16
 _FD_CEILING = 1 << 20  # closerange uses close_range(2): the span costs nothing
 _CLONE_NEWPID = 0x20000000
 _PR_SET_PDEATHSIG = 1
@@ -119,10 +128,11 @@ class _Forker:
         self.runs = 0
         self.cgroups = _cgroup.Layout()
 
-    def fork(self, fds, variant=False, memory_bytes=0, pids_max=0):
+    def fork(self, fds, variant=False, memory_bytes=0, pids_max=0, stderr_bytes=0):
         """Fork a jail's init holding `fds` (requests, replies, stderr); its pid in this namespace.
         With `memory_bytes` and `pids_max`, the init and its jail run in cgroups of their own.
-        `fds` may instead be a socket (`spare`): the init then waits for them there."""
+        `fds` may instead be a socket (`spare`): the init then waits for them there. The jail's
+        shell keeps at most `stderr_bytes` of its stderr (0: all)."""
         self.runs += 1
         uid = jail_uid(os.getpid(), self.runs, variant)
         in_pidns = self.own_pid_namespace >= 0 and _kernel.unshare(_CLONE_NEWPID) == 0
@@ -132,15 +142,15 @@ class _Forker:
             if in_pidns:
                 _kernel.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
         if pid == 0:
-            self._become_init(fds, uid, in_pidns, variant, (memory_bytes, pids_max))
+            self._become_init(fds, uid, in_pidns, variant, (memory_bytes, pids_max), stderr_bytes)
         return pid
 
-    def spare(self, variant, memory_bytes, pids_max):
+    def spare(self, variant, memory_bytes, pids_max, stderr_bytes=0):
         """Fork an init ahead of its run (`_Spare`): in its PID namespace and cgroups already, it
         waits for the run's three descriptors on a socket of its own."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            pid = self.fork(theirs, variant, memory_bytes, pids_max)
+            pid = self.fork(theirs, variant, memory_bytes, pids_max, stderr_bytes)
         finally:
             theirs.close()
         return _Spare(pid, self.runs, ours)
@@ -153,7 +163,7 @@ class _Forker:
             return 128 - code
         return code
 
-    def _become_init(self, fds, uid, in_pidns, variant, limits):
+    def _become_init(self, fds, uid, in_pidns, variant, limits, stderr_bytes):
         """In the forked child, PID 1 of the new namespace: fork the jail, keep nothing of it but its
         pid, reap it, exit with its status. Without a PID namespace the child is the jail itself."""
         code = 70
@@ -170,7 +180,7 @@ class _Forker:
             _next_pids_from(_ordinary_pid())
             shell = os.fork()
             if shell == 0:
-                self._become_shell(fds, uid, in_pidns, variant)
+                self._become_shell(fds, uid, in_pidns, variant, stderr_bytes)
             os.closerange(0, _FD_CEILING)  # the control socket, the run's descriptors: none stay here
             _, status = os.waitpid(shell, 0)
             code = _signal_code(os.waitstatus_to_exitcode(status))
@@ -180,11 +190,12 @@ class _Forker:
         finally:
             os._exit(code if code >= 0 else 128 - code)
 
-    def _become_shell(self, fds, uid, in_pidns, variant):
+    def _become_shell(self, fds, uid, in_pidns, variant, stderr_bytes):
         """The jail's parent, as a login shell is a program's: it leads a session of its own, forks
         the jail (in the variant with the namespace's next pid moved one further, so the jail's
-        pid is the shell's plus two there, not one), reaps it and exits with its status (128 +
-        signal when it was killed)."""
+        pid is the shell's plus two there, not one) with a fresh pipe as its stderr, copies that
+        pipe into the run's stderr file until the jail's end closes (`_drain`), reaps the jail and
+        exits with its status (128 + signal when it was killed)."""
         code = 70
         try:
             os.setsid()
@@ -194,44 +205,48 @@ class _Forker:
                 if spacer == 0:
                     os._exit(0)
                 os.waitpid(spacer, 0)
-            for callback in self._jail_life(fds, uid, in_pidns, variant):
+            reader, writer = os.pipe()
+            for callback in self._jail_life(fds, uid, in_pidns, variant, writer):
                 os.register_at_fork(after_in_child=callback)
             jail = _BareFork(jail_pid)
-            os.closerange(0, _FD_CEILING)
+            _close_all_but(reader, fds[2])  # the channel's ends, the ruleset: only the jail holds them
+            _drain(reader, fds[2], stderr_bytes)
             code = os.waitstatus_to_exitcode(jail.wait())
         finally:
             os._exit(code if code >= 0 else 128 - code)
 
-    def _jail_life(self, fds, uid, in_pidns, variant):
-        """The jail's life as after-fork callbacks (`_BareFork`): its descriptors,
-        then `_jail.life`'s."""
-        arguments = (3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
-        return [functools.partial(self._jail_descriptors, fds, in_pidns), *_jail.life(*arguments, variant=variant)]
+    def _jail_life(self, fds, uid, in_pidns, variant, stderr_pipe):
+        """The jail's life as after-fork callbacks (`_BareFork`): its descriptors, then
+        `_jail.life`'s."""
+        arguments = (0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
+        return [functools.partial(self._jail_descriptors, fds, in_pidns, stderr_pipe), *_jail.life(*arguments, variant=variant)]
 
     def _become_jail(self, fds, uid, in_pidns):
-        """The jail without a PID namespace (no shell: this process is the jail), on this thread."""
+        """The jail without a PID namespace (no shell: this process is the jail, its stderr the
+        stderr file reopened write-only), on this thread."""
         try:
             self._jail_descriptors(fds, in_pidns)
-            _jail.run(3, 4, 5 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
+            _jail.run(0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
         finally:
             os._exit(70)  # run always ends in os._exit; reaching this line means it raised
 
-    def _jail_descriptors(self, fds, in_pidns):
-        """In the jail: descriptors 0-5, nothing else open."""
+    def _jail_descriptors(self, fds, in_pidns, stderr_pipe=-1):
+        """In the jail: 0 requests, 1 replies, 2 `stderr_pipe` (without a shell, the stderr file
+        reopened write-only), 3 the ruleset, nothing else open."""
         try:
             _kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # set again after the uid changes
             if in_pidns:
                 os.setpgid(0, 0)  # a group of its own in the init's session, as a shell's job
             else:
                 os.setsid()
-            stderr = os.open(f"/proc/self/fd/{fds[2]}", os.O_WRONLY | os.O_APPEND)  # no reading it back
-            devnull = os.open(os.devnull, os.O_RDWR)
-            sources = [devnull, devnull, stderr, fds[0], fds[1], self.ruleset if self.ruleset >= 0 else devnull]
+            if stderr_pipe < 0:
+                stderr_pipe = os.open(f"/proc/self/fd/{fds[2]}", os.O_WRONLY | os.O_APPEND)  # no reading it back
+            sources = [fds[0], fds[1], stderr_pipe] + ([self.ruleset] if self.ruleset >= 0 else [])
             # Move everything above the targets first, so that the dup2s cannot overwrite one another.
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in sources]
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
-            os.closerange(_JAIL_FDS, _FD_CEILING)  # control socket, sibling pidfds, the copies above
+            os.closerange(len(sources), _FD_CEILING)  # control socket, sibling pidfds, the copies above
         except BaseException:  # noqa: B036 (the jail cannot start: nothing of it may run)
             os._exit(70)
 
@@ -293,6 +308,33 @@ def _next_pids_from(pid):
     except OSError:
         return False
     return True
+
+
+_TRUNCATED = "\n[stderr truncated here: the program wrote more than {} bytes to it; the rest was discarded]\n"
+
+
+def _drain(reader, stderr_file, cap):
+    """In the shell: copy the jail's stderr pipe (`reader`) into the run's stderr file until every
+    writer has closed it, at most `cap` bytes (0: all), then one truncation line; past the cap
+    everything is read and discarded, so the jail never waits on a full pipe and the file never
+    grows past the cap, however much it writes. A write to the file that fails drops that chunk."""
+    kept, truncated = 0, False
+    while True:
+        chunk = os.read(reader, _DRAIN_CHUNK)
+        if not chunk:
+            return
+        if truncated:
+            continue
+        if cap and kept + len(chunk) > cap:
+            chunk, truncated = chunk[: cap - kept], True
+            chunk += _TRUNCATED.format(cap).encode()
+        kept += len(chunk)
+        view = memoryview(chunk)
+        try:
+            while view:
+                view = view[os.write(stderr_file, view):]
+        except OSError:
+            pass
 
 
 def _descriptors(fds):
@@ -366,7 +408,7 @@ class _Server:
         self.control = socket.socket(fileno=control_fd)
         self.forker = forker
         self.children = {}  # pidfd -> (run id, pid, run number)
-        self.spares = {}  # (variant, memory bytes, pids) -> _Spare: an init ready for the next such run
+        self.spares = {}  # (variant, memory bytes, pids, stderr bytes) -> _Spare: an init ready for the next such run
         self.wanted = {}  # the run shapes asked for lately, oldest first: each gets a spare when idle
         self.poller = select.poll()
         self.poller.register(self.control, select.POLLIN)
@@ -453,7 +495,7 @@ class _Server:
         return True
 
     def _fork(self, job_id, fds, options):
-        """`options`: the variant flag, the memory limit in bytes and the pids limit (as text).
+        """`options`: the variant flag, the memory limit in bytes, the pids limit and the stderr cap (as text).
         The run's init is the spare made for runs of its shape, else one forked now."""
         key = _options(options)
         self.wanted.pop(key, None)
@@ -492,9 +534,10 @@ class _Server:
 
 
 def _options(words):
-    """(variant, memory bytes, pids limit) from "<variant> <memory bytes> <pids limit>"."""
-    numbers = [int(word) if word.isdigit() else 0 for word in (words + ["0", "0", "0"])[:3]]
-    return numbers[0] == 1, numbers[1], numbers[2]
+    """(variant, memory bytes, pids limit, stderr bytes) from "<variant> <memory bytes> <pids limit>
+    <stderr bytes>"."""
+    numbers = [int(word) if word.isdigit() else 0 for word in (words + ["0", "0", "0", "0"])[:4]]
+    return numbers[0] == 1, numbers[1], numbers[2], numbers[3]
 
 
 def _once(forker, fds, options):
@@ -520,5 +563,5 @@ if __name__ == "__main__":
     # collections never walk (and so never copy) those pages.
     gc.freeze()
     if sys.argv[1] == "--once":
-        _once(forker, [int(fd) for fd in sys.argv[2:5]], sys.argv[5:8])
+        _once(forker, [int(fd) for fd in sys.argv[2:5]], sys.argv[5:9])
     _Server(int(sys.argv[1]), forker).serve()

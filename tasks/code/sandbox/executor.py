@@ -1,6 +1,8 @@
 """Run one candidate: its program in a fresh jail, the hidden test here, and judge what happened.
 
-Per run: a fresh work dir (a size-limited tmpfs inside the jail), two fresh pipes, a stderr file,
+Per run: a fresh work dir (a size-limited tmpfs inside the jail), two fresh pipes (the jail's
+stdin and stdout), a stderr file (its shell copies the jail's stderr pipe there, up to the
+file-size limit; the program's stdout output is capped by the channel at the same size),
 and a jail forked from the warm fork server (`launcher="fork_server"`) or from a one-shot server
 (`"exec"`, also the fallback when the warm one is unavailable or misses its start deadline). The
 jail loads the program and reports `ready`; the trusted test (`runner.py`) then calls the entry
@@ -189,7 +191,8 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     request_r, request_w = os.pipe2(os.O_CLOEXEC)
     reply_r, reply_w = os.pipe2(os.O_CLOEXEC)
     calls: list[int | None] = []
-    channel = Channel(request_w, reply_r, deadline, lambda call: calls[call] if 0 <= call < len(calls) else None)
+    file_size = limits.file_size_mb * 1024 * 1024  # the cap on its stdout (here) and its stderr (its shell)
+    channel = Channel(request_w, reply_r, deadline, lambda call: calls[call] if 0 <= call < len(calls) else None, file_size)
     jail: Jail | None = None
     try:
         with tempfile.TemporaryFile() as stderr:
@@ -200,7 +203,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 # Its pids: the init, the jail's parent and the thread that forked the jail, the jail
                 # and its threads.
                 cgroup = ((seen["memory_mb"] + seen["disk_mb"] + seen["shm_mb"]) * 1024 * 1024, seen["threads"] + 4)
-                jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup)
+                jail = start(request_r, reply_w, stderr.fileno(), policy, run.variant, cgroup, file_size)
             finally:
                 os.close(request_r)
                 os.close(reply_w)
@@ -336,6 +339,8 @@ class _Verdict:
             return "error", "the kernel killed the jail for a forbidden system call"
         if returncode == DIVERTED_STATUS:
             return "error", "the jail diverted its audit records"
+        if self.stop_kind == "output":
+            return "error", f"output limit: {self.stop_detail} (the run's file-size limit)"
         if self.stop_kind is not None:
             return "error", f"the jail stopped answering ({self.stop_kind}: {self.stop_detail}), status {returncode}"
         if self.abort:

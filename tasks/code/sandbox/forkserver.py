@@ -103,11 +103,14 @@ class ForkServer:
         self.alive = True
         threading.Thread(target=self._read, name="sandbox-fork-server", daemon=True).start()
 
-    def run(self, request_fd: int, reply_fd: int, stderr_fd: int, variant: bool = False, cgroup: tuple[int, int] = (0, 0)) -> ForkedRun:
+    def run(
+        self, request_fd: int, reply_fd: int, stderr_fd: int, variant: bool = False, cgroup: tuple[int, int] = (0, 0), stderr_bytes: int = 0
+    ) -> ForkedRun:
         """Fork a jail on the request pipe's read end and the reply pipe's write end; the
         descriptors are duplicated, not taken. `variant` asks for the differential run's other
         surroundings (another uid range and pid); `cgroup` is (memory bytes, pids) for the run's
-        cgroups, (0, 0) for none. A server that misses the start deadline (stopped,
+        cgroups, (0, 0) for none; `stderr_bytes` the most of the jail's stderr written to
+        `stderr_fd` (0: the file-size limit alone bounds it). A server that misses the start deadline (stopped,
         wedged) is killed, so the next run starts a fresh one."""
         job_id = str(next(self._ids))
         run = _Run()
@@ -117,7 +120,7 @@ class ForkServer:
             self._runs[job_id] = run
             try:
                 fds = array.array("i", (request_fd, reply_fd, stderr_fd)).tobytes()
-                self._socket.sendmsg([f"run {job_id} {int(variant)} {cgroup[0]} {cgroup[1]}".encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+                self._socket.sendmsg([f"run {job_id} {int(variant)} {cgroup[0]} {cgroup[1]} {stderr_bytes}".encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             except OSError as error:
                 self._runs.pop(job_id, None)
                 raise ForkServerError(f"cannot reach the fork server: {error}") from error

@@ -1,8 +1,8 @@
 """The names a run's `isolation` may carry, one per measure the jail applies (see `_jail.py`).
 
 A measure is named only when it really applied in that run: the jail checks each one after
-applying it (the uid and capabilities it now has, the descriptor's access mode, the filter that
-loaded) and reports what held. `MEASURES` is the full set, what a root run on a kernel with
+applying it (the uid and capabilities it now has, the descriptors' kinds, access modes and
+owners, the filter that loaded) and reports what held. `MEASURES` is the full set, what a root run on a kernel with
 Landlock ABI 6+, libseccomp and delegated memory and pids cgroups (v1 or v2) gives (as in CI, where
 `tests/tasks/code/test_jail.py` fails without one); elsewhere some are missing, and the result says
 which.
@@ -24,8 +24,8 @@ MEASURES: dict[str, str] = {
     "landlock_writes": "writes only in its work dir and its private /dev/shm",
     "landlock_net": "no TCP bind or connect",
     "landlock_signal_scope": "no signals or abstract Unix sockets outside its own Landlock domain",
-    "stdin_devnull": "fd 0 is /dev/null",
-    "write_only_channel": "the reply descriptor is the write end of a pipe",
+    "stdio_pipes": "fds 0, 1, 2 are pipes owned by its uid: the request pipe's read end, the reply pipe's write end (framed records beside its output), a stderr pipe its shell drains",
+    "only_stdio": "nothing open above fd 2 while candidate code runs",
     "seccomp": "no new processes, exec, ptrace, sockets (but a Unix stream socketpair), or signals outside the jail",
     "audit_hook": "records and refuses what the shield must see",
     "bare_stack": "no frame of the sandbox's below the candidate's: its program and calls are called from C on a thread forked with no Python frame",

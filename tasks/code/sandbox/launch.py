@@ -1,7 +1,7 @@
 """Start one jail: forked from the warm fork server, or from a fresh one-shot server process.
 
-Both give the jail the same things (see `_zygote.py`): the request pipe's read end, the reply
-pipe's write end, stderr, its own PID namespace, session and uid where the platform allows. Each
+Both give the jail the same things (see `_zygote.py`): the request pipe's read end as its stdin,
+the reply pipe's write end as its stdout, a stderr pipe its shell copies into the stderr file, its own PID namespace, session and uid where the platform allows. Each
 returns a handle to wait on (an event from the server's reader thread, or a pidfd: no polling, no
 signals in this process) and to kill; `returncode` is Popen-style (negative: killed by that
 signal), None when the fork server died before reporting it.
@@ -68,22 +68,36 @@ def policy_text(policy: forkserver.Policy) -> bytes:
 
 
 def start_forked(
-    request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False, cgroup: tuple[int, int] = (0, 0)
+    request_fd: int,
+    reply_fd: int,
+    stderr_fd: int,
+    policy: forkserver.Policy,
+    variant: bool = False,
+    cgroup: tuple[int, int] = (0, 0),
+    stderr_bytes: int = 0,
 ) -> Jail:
     """Fork the jail from the warm server for `policy`; ForkServerError when it cannot. `cgroup`
-    is (memory bytes, pids) for the run's own cgroups, (0, 0) for none."""
-    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd, variant, cgroup)
+    is (memory bytes, pids) for the run's own cgroups, (0, 0) for none; `stderr_bytes` the most
+    of the jail's stderr its shell copies into `stderr_fd` (0: no such cap)."""
+    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd, variant, cgroup, stderr_bytes)
 
 
 class _OneShot:
     """A one-shot server (`_zygote.py --once`): its exit status is its jail's."""
 
     def __init__(
-        self, request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool, cgroup: tuple[int, int]
+        self,
+        request_fd: int,
+        reply_fd: int,
+        stderr_fd: int,
+        policy: forkserver.Policy,
+        variant: bool,
+        cgroup: tuple[int, int],
+        stderr_bytes: int,
     ) -> None:
         command = forkserver.server_command("--once", str(request_fd), str(reply_fd), str(stderr_fd))
         self.process = subprocess.Popen(
-            [*command, str(int(variant)), str(cgroup[0]), str(cgroup[1])],
+            [*command, str(int(variant)), str(cgroup[0]), str(cgroup[1]), str(stderr_bytes)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=stderr_fd,
@@ -131,7 +145,13 @@ class _OneShot:
 
 
 def start_exec(
-    request_fd: int, reply_fd: int, stderr_fd: int, policy: forkserver.Policy, variant: bool = False, cgroup: tuple[int, int] = (0, 0)
+    request_fd: int,
+    reply_fd: int,
+    stderr_fd: int,
+    policy: forkserver.Policy,
+    variant: bool = False,
+    cgroup: tuple[int, int] = (0, 0),
+    stderr_bytes: int = 0,
 ) -> Jail:
     """Start a fresh one-shot server that forks one jail (no warm server involved)."""
-    return _OneShot(request_fd, reply_fd, stderr_fd, policy, variant, cgroup)
+    return _OneShot(request_fd, reply_fd, stderr_fd, policy, variant, cgroup, stderr_bytes)

@@ -40,7 +40,7 @@ _repr.maxstring, _repr.maxother, _repr.maxlist = 120, 120, 12
 
 class CandidateFailure(BaseException):
     """The candidate could not answer a call: `kind` is "raised", "opaque" or "stopped";
-    `cause` is the raised type's name, or why the jail stopped ("timeout", "exited", "protocol")."""
+    `cause` is the raised type's name, or why the jail stopped ("timeout", "exited", "protocol", "output")."""
 
     def __init__(self, kind: str, reason: str, cause: str = "") -> None:
         super().__init__(reason)

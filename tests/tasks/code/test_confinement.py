@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import os
+import select
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -88,9 +89,25 @@ def test_hook_refuses_reads_outside_the_readable_paths_even_without_landlock(tmp
         hook("open", (HUMAN_EVAL, "rb", os.O_RDONLY))
     os.close(write_end)
     with os.fdopen(read_end, "rb") as records:
-        lines = records.read().splitlines()
-    assert [json.loads(line)[::3] for line in lines] == [["event", 7]]
-    assert json.loads(lines[0])[1] == "file_read"
+        lines = records.read().split(b"\n")[:-1]
+    assert all(line.startswith(b"\x1e") for line in lines), lines  # framed as every record on the jail's stdout
+    assert [json.loads(line[1:])[::3] for line in lines] == [["event", 7]]
+    assert json.loads(lines[0][1:])[1] == "file_read"
+
+
+def test_the_hooks_longest_event_record_is_one_atomic_pipe_write(tmp_path: Path) -> None:
+    """A detail of characters that escape to 12 bytes each is cut (to 300 at most): the record,
+    RS and newline included, stays under PIPE_BUF, so a write of it is atomic on the pipe."""
+    hook_module = _sandbox_module("_hook")
+    read_end, write_end = os.pipe()
+    hook = hook_module.make_hook(write_end, str(tmp_path), None, [2**63])
+    with pytest.raises(PermissionError):
+        hook("open", ("/opt/" + "\U0001f600" * 1000, "w", os.O_WRONLY))
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as records:
+        data = records.read()
+    assert data.startswith(b"\x1e") and data.endswith(b"\n") and data.count(b"\n") == 1
+    assert 2000 < len(data) <= select.PIPE_BUF, len(data)
 
 
 def test_hook_resolves_paths_without_library_code_a_candidate_could_patch(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_colliding_answer_alone_and_beside_an_honest_candidate(shape: str) -> No
 
 
 def _channel_take(line: bytes) -> Channel:
-    """A real channel over a real pipe, fed one line as the jail would write it."""
+    """A real channel over a real pipe, fed lines as the jail would write them (each after RS)."""
     reply_read, reply_write = os.pipe()
     request_read, request_write = os.pipe()
     os.set_blocking(reply_read, False)
@@ -90,7 +90,7 @@ def _channel_take(line: bytes) -> Channel:
     def write() -> None:
         try:
             with os.fdopen(reply_write, "wb") as pipe:
-                pipe.write(line)
+                pipe.write(b"".join(b"\x1e" + record + b"\n" for record in line.split(b"\n")[:-1]))
         except BrokenPipeError:
             pass  # the channel stopped reading: what the refusal should do
 
@@ -144,7 +144,7 @@ def has_close_elements(numbers, threshold):
     for _ in range(4):
         view = memoryview(junk)
         while view:
-            view = view[os.write(4, view):]  # the jail's own reply pipe
+            view = view[os.write(1, view):]  # the jail's own reply pipe, its stdout
     return False
 """
 
@@ -152,9 +152,9 @@ def has_close_elements(numbers, threshold):
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        pytest.param("""b'["event","note","x",[' + b'[0],' * (15 * 1024 * 1024 // 4) + b'0]]\\n'""", "longer than", id="spam"),
+        pytest.param("""b'\\x1e["event","note","x",[' + b'[0],' * (15 * 1024 * 1024 // 4) + b'0]]\\n'""", "longer than", id="spam"),
         # Red team sandbox3 a_regex, in the pool it stalled.
-        pytest.param("""b'["return",' + b'[' * 400_100 + b'"' + b'\\\\"' * 40_000 + b'\\n'""", "unclosed string", id="unclosed-string"),
+        pytest.param("""b'\\x1e["return",' + b'[' * 400_100 + b'"' + b'\\\\"' * 40_000 + b'\\n'""", "unclosed string", id="unclosed-string"),
     ],
 )
 def test_a_hostile_record_beside_an_honest_candidate_is_refused_at_once(line: str, reason: str) -> None:

@@ -132,14 +132,15 @@ def test_safe_text_escapes_lone_surrogates() -> None:
 
 
 def _channel(lines: list[bytes], deadline_s: float = 5.0) -> Channel:
-    """A channel whose reply pipe already holds `lines` and is then closed, as a dead jail's."""
+    """A channel whose reply pipe already holds `lines` (each framed as the jail frames a record:
+    RS first) and is then closed, as a dead jail's."""
     request_r, request_w = os.pipe()
     reply_r, reply_w = os.pipe()
     os.close(request_r)
 
     def feed() -> None:
         for line in lines:
-            os.write(reply_w, line)
+            os.write(reply_w, b"\x1e" + line)
         os.close(reply_w)
 
     threading.Thread(target=feed, daemon=True).start()

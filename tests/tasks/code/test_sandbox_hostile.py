@@ -126,7 +126,7 @@ DIVERTED = canonical_def(
     "has_close_elements(numbers, threshold)",
     """
     import fcntl, os, stat, sys
-    for fd in range(3, 64):
+    for fd in range(64):
         try:
             mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)
         except OSError:
@@ -398,17 +398,18 @@ def test_huge_evidence_is_decoded_within_bounds() -> None:
     assert result["seconds"] < 20, result
 
 
-# The reply pipe's write end is the jail's (it is how the audit hook reports), so the candidate can
+# The reply pipe's write end is the jail's stdout (it is how the audit hook reports), so the candidate can
 # write records on it itself: here 50,000 events of distinct, made-up kinds.
 EVENT_FLOOD = """
 import fcntl, os, stat
-for _fd in range(3, 64):
+for _fd in range(64):
     try:
         _mode, _flags = os.fstat(_fd).st_mode, fcntl.fcntl(_fd, fcntl.F_GETFL)
     except OSError:
         continue
     if stat.S_ISFIFO(_mode) and _flags & os.O_ACCMODE == os.O_WRONLY:
-        os.write(_fd, b"".join(b'["event","k%x","",null]\\n' % _i for _i in range(50_000)))
+        os.write(_fd, b"".join(b'\\x1e["event","k%x","",null]\\n' % _i for _i in range(50_000)))
+        break
 """
 MAX_KEPT_EVENTS = 1000
 

@@ -1,15 +1,19 @@
-"""What a jail holds is accounted: a memory cgroup and a pids cgroup per jail (`_cgroup.py`).
+"""What a jail holds is accounted: a memory, a pids and a cpu cgroup per jail (`_cgroup.py`).
 
 RLIMIT_AS bounds the address space only: memfd pages (each file under RLIMIT_FSIZE, as many as
 descriptors allow) and anonymous memory together went past the 1 GiB limit with no record. Under
-the memory cgroup the kernel ends such a jail and the run is `memory_exceeded`. Where cgroups are
-not delegated the measure is missing from `isolation`, which fails these tests under CI=true.
+the memory cgroup the kernel ends such a jail and the run is `memory_exceeded`. With the three
+cgroups the jail's rlimits are a login's (RLIMIT_AS and RLIMIT_CPU unlimited, issue 20), so these
+are the bounds: memory of every kind, threads, and one CPU. Where cgroups are not delegated the
+measure is missing from `isolation`, which fails these tests under CI=true.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+
+import pytest
 
 from tasks.code.sandbox import SandboxLimits, run_tests
 from tests.support.ci import unavailable
@@ -38,6 +42,56 @@ def test_memfd_and_anonymous_memory_together_are_bounded() -> None:
     _require(result.isolation, "memory_cgroup")
     assert (result.outcome, result.reason) == ("memory_exceeded", "memory cgroup limit (the kernel killed the jail)")
     assert "exit" not in {event["kind"] for event in result.audit_events}
+
+
+UNLIMITED_AS = "import resource\nassert resource.getrlimit(resource.RLIMIT_AS) == (resource.RLIM_INFINITY,) * 2\n"
+HOGS = {
+    "anonymous": "held = b'x' * (1200 << 20)",
+    "tmpfs_then_anonymous": (
+        "[open(f'disk{n}', 'wb').write(b'x' * (15 << 20)) for n in range(4)]; open('/dev/shm/s', 'wb').write(b'x' * (15 << 20))\n"
+        "    held = b'x' * (1050 << 20)"
+    ),
+}
+
+
+@pytest.mark.parametrize("hog", list(HOGS.values()), ids=list(HOGS))
+def test_a_memory_hog_under_an_unlimited_address_space_ends_at_the_memory_cgroup(hog: str) -> None:
+    program = f"{UNLIMITED_AS}def probe():\n    {hog}\n    return 1\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe")
+    _require(result.isolation, "memory_cgroup")
+    assert (result.outcome, result.reason) == ("memory_exceeded", "memory cgroup limit (the kernel killed the jail)")
+
+
+BURNER = """
+import hashlib, threading, time
+def probe(seconds):
+    started, cpu, block = time.monotonic(), time.process_time(), bytes(1 << 20)
+    def burn():  # hashing a large block releases the GIL: four threads can burn four CPUs
+        while time.monotonic() - started < seconds:
+            hashlib.sha256(block).digest()
+    workers = [threading.Thread(target=burn) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return round((time.process_time() - cpu) / (time.monotonic() - started), 2)
+"""
+
+
+def test_the_cpu_cgroup_holds_four_burning_threads_to_one_cpu() -> None:
+    """Four threads that burn for 2 s of wall time get at most one CPU's worth between them: the
+    jail's CPU time never exceeds its wall time (the parent's deadline) and a neighbour keeps its core."""
+    result = run_tests(BURNER, "def check(candidate):\n    global ratio\n    ratio = candidate(2.0)\n    assert ratio <= 1.2, ratio\n", "probe")
+    _require(result.isolation, "cpu_cgroup")
+    assert result.passed, f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
+
+
+def test_four_burning_threads_end_at_the_deadline() -> None:
+    limits = SandboxLimits(wall_s=3.0)
+    result = run_tests(BURNER, "def check(candidate):\n    assert candidate(60.0) == 1\n", "probe", limits)
+    _require(result.isolation, "cpu_cgroup")
+    assert (result.outcome, result.reason) == ("timeout", "wall-clock limit")
+    assert result.duration_s < limits.wall_s + 2.5, result.duration_s
 
 
 def test_a_run_within_the_limit_is_untouched() -> None:
@@ -77,7 +131,7 @@ def test_each_runs_cgroups_are_removed_once_it_has_ended() -> None:
     assert all(result.passed for result in results), [result.reason for result in results]
     server = forkserver.shared((sandbox_root(), readable_paths()))
     name = f"sandbox-{server._process.pid}"
-    bases = [Path(root, name) for root in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup")]
+    bases = [Path(root, name) for root in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup")]
     bases = [base for base in bases if base.is_dir()]
     assert bases, f"no {name} directory under /sys/fs/cgroup"
     deadline = time.monotonic() + 5

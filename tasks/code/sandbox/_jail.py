@@ -26,9 +26,12 @@ it really applied; `isolation.py` lists them all):
                   which multiprocessing's locks need): nothing there is shared with anyone
   unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
                   capability bounding set and no capabilities, not dumpable
-  memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
-                  tmpfs pages included) and its number of tasks, bounded by the kernel
-  rlimits         CPU seconds, address space, file size, open files, no core dumps
+  memory_cgroup, pids_cgroup, cpu_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds
+                  (memfd and tmpfs pages included), its number of tasks and one CPU, bounded by
+                  the kernel outside its view
+  rlimits         with all three cgroups, a login's (the fork server's own at its start), but
+                  file size and no core dumps; without them CPU seconds, address space, open files
+                  and threads too, the only bounds there (`_set_limits`)
   landlock        reads only the standard library and shared libraries (in its own root: one layer
                   of its own, reads below that root), writes only the work dir and /dev/shm
                   (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets

@@ -104,6 +104,7 @@ def jail_uid(server_pid, run, variant=False):
 # run's half and the variant's, so a function right only for the first run's uids fails the variant.
 ORDINARY_UIDS, VARIANT_UIDS = range(1000, 30000), range(30000, 60000)
 _ID_FILES = ("/etc/passwd", "/etc/group")
+_UID_DRAWS = 64
 
 
 def named_ids(files=_ID_FILES):
@@ -123,12 +124,20 @@ def named_ids(files=_ID_FILES):
 
 def ordinary_uid(taken, variant=False):
     """A uid such as a login has, drawn at random from the run's half (`ORDINARY_UIDS`,
-    `VARIANT_UIDS`), not in `taken` (the named ids and this server's live runs' uids)."""
+    `VARIANT_UIDS`), not in `taken` (the named ids and this server's live runs' uids). Draws
+    that hit a taken one are drawn again, `_UID_DRAWS` times at most, then the span is searched
+    from the last draw, so it always ends; OSError when every one is taken (the run fails to start)."""
     span = VARIANT_UIDS if variant else ORDINARY_UIDS
-    while True:
-        uid = span[int.from_bytes(os.urandom(4), "little") % len(span)]
-        if uid not in taken:
-            return uid
+    for _ in range(_UID_DRAWS):
+        start = int.from_bytes(os.urandom(4), "little")
+        if span[start % len(span)] not in taken:
+            return span[start % len(span)]
+    for step in range(len(span)):
+        if span[(start + step) % len(span)] not in taken:
+            return span[(start + step) % len(span)]
+    raise OSError("no free uid")
+
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _seccomp.library()
 

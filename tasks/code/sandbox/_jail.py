@@ -94,7 +94,9 @@ def _set_limits(limits, bounded):
     apply (`_cgroup.applied`), which bound what it holds, its tasks and its CPU from outside its
     view: then its limits are a login's (`_login_limits`), so none of them tells it that it is
     being graded. Otherwise rlimits are the only bound there is (`_fallback_limits`). A value
-    the kernel refuses (past a hard limit) is clamped to the server's hard limit. SIGXFSZ becomes EFBIG (as Python itself sets it)."""
+    the kernel refuses (past a hard limit) is clamped to the server's hard limit. RLIMIT_FSIZE is
+    `file_size_mb` in both (it bounds the stderr file); SIGXFSZ becomes EFBIG (as Python sets it).
+    Set while still root, before the uid changes."""
     shown = _login_limits(limits.get("hard_factor", 1) > 1) if bounded else _fallback_limits(limits)
     for number, (soft, hard) in shown.items():
         try:

@@ -110,7 +110,7 @@ _UID_DRAWS = 64
 def named_ids(files=_ID_FILES):
     """Every uid and gid the machine's account files name (read once, at the server's start): a
     jail never takes one, so no real user's processes or files share its uid."""
-    named = set()
+    named: set[int] = set()
     for path in files:
         try:
             with open(path, encoding="utf-8", errors="replace") as file:

@@ -34,11 +34,8 @@ ROWS = {row["task_id"]: row for row in _bundled_rows()}
 
 # A login's limits, as this process (which starts the fork server) has them: the jail shows these,
 # with no core dumps (Debian's soft limit 0). RLIMIT_FSIZE is set apart (the stderr file's bound).
-LOGIN = {
-    name: (0, limit[1]) if name == "RLIMIT_CORE" else limit
-    for name in dir(resource)
-    if name.startswith("RLIMIT_") and name not in ("RLIMIT_FSIZE",) and (limit := resource.getrlimit(getattr(resource, name)))
-}
+LOGIN = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_") and name != "RLIMIT_FSIZE"}
+LOGIN["RLIMIT_CORE"] = (0, LOGIN["RLIMIT_CORE"][1])
 _LIMIT = "__import__('resource').getrlimit(__import__('resource').{})"
 UNLIKE_A_LOGIN = " or ".join(f"{_LIMIT.format(name)} != {limit!r}" for name, limit in LOGIN.items())
 

@@ -181,6 +181,9 @@ class _Forker:
         in_pidns = self.own_pid_namespace >= 0 and _libc.unshare(_CLONE_NEWPID) == 0
         try:
             pid = os.fork()
+        except OSError:
+            del self.uids[self.runs]  # no run holds it
+            raise
         finally:
             if in_pidns:
                 _libc.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one

@@ -10,6 +10,9 @@ measure is missing from `isolation`, which fails these tests under CI=true.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -141,3 +144,32 @@ def test_each_runs_cgroups_are_removed_once_it_has_ended() -> None:
         time.sleep(0.05)
     assert empty == []
     assert len({p.name for base in bases for p in base.glob("jail-*")}) <= 4  # a spare per run shape, at most `_zygote._MAX_SPARES`
+
+
+# A fork server whose `_cgroup` finds no hierarchy (as on a machine without delegation): imported
+# first and pointed elsewhere, then `_zygote.py` runs as `__main__`.
+WITHOUT_CGROUPS = (
+    "import os, runpy, sys; path = sys.argv[1]; sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(path)); "
+    "import _cgroup; _cgroup._V1_MEMORY = _cgroup._V2 = '/nonexistent'; runpy.run_path(path, run_name='__main__')"
+)
+FALLBACK_RUN = (
+    "import sys; from tasks.code.sandbox import forkserver, run_tests; "
+    "forkserver.server_command = lambda *a: [sys.executable, '-c', sys.argv[1], str(forkserver._ZYGOTE), *a]; "
+    "program = 'import os, resource\\ndef probe():\\n    return [os.getuid()] + [list(resource.getrlimit(getattr(resource, n))) for n in (\"RLIMIT_AS\", \"RLIMIT_CPU\", \"RLIMIT_NOFILE\", \"RLIMIT_NPROC\")]\\n'; "
+    "r = run_tests(program, 'def check(candidate):\\n    print(candidate())\\n    assert True\\n', 'probe'); "
+    "print(r.outcome, sorted(set(r.isolation) & {'memory_cgroup', 'pids_cgroup', 'cpu_cgroup', 'rlimits', 'unprivileged_uid'}))"
+)
+
+
+def test_without_the_cgroups_the_rlimits_and_a_uid_of_its_own_are_the_bounds() -> None:
+    """Where the cgroups do not apply the jail keeps the rlimits, the only bounds there are, and a
+    uid no other jail has (RLIMIT_NPROC counts a uid's tasks machine-wide): 2**30 and more."""
+    run = subprocess.run(
+        [sys.executable, "-c", FALLBACK_RUN, WITHOUT_CGROUPS], capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()}
+    )
+    seen, verdict = run.stdout.splitlines()[-2:]
+    if "unprivileged_uid" not in verdict:
+        unavailable(f"the jail's uid did not change here: {verdict}")
+    assert verdict == "pass ['rlimits', 'unprivileged_uid']", verdict
+    uid, *limits = eval(seen)  # printed by the check, in that process
+    assert uid >= 1 << 30 and limits == [[1 << 30, 1 << 30], [10, 11], [1024, 4096], [41, 41]], seen

@@ -1,12 +1,17 @@
-"""A memory and a pids cgroup per jail (untrusted side's set-up, standard library only).
+"""A memory, a pids and a cpu cgroup per jail (untrusted side's set-up, standard library only).
 
-RLIMIT_AS bounds the address space, not what a jail holds: memfd and tmpfs pages and memory the
-kernel charges elsewhere sit outside it. A memory cgroup bounds all of it together, and a pids
-cgroup bounds its tasks (threads included). Both cgroup layouts are supported:
-  v1  /sys/fs/cgroup/memory and /sys/fs/cgroup/pids, each writable (memory.limit_in_bytes,
-      pids.max), as on these machines;
-  v2  the unified /sys/fs/cgroup with the memory and pids controllers delegated (memory.max,
-      memory.swap.max, pids.max).
+These are the jail's bounds, outside the candidate's view: where all three apply, its rlimits are
+a login's (`_jail._set_limits`), so no limit it reads tells it that it is being graded. RLIMIT_AS
+would bound the address space, not what a jail holds: memfd and tmpfs pages and memory the kernel
+charges elsewhere sit outside it. A memory cgroup bounds all of it together (swap included), a
+pids cgroup bounds its tasks (threads included), and the cpu controller holds it to one CPU
+(`CPU_QUOTA_US` per `CPU_PERIOD_US`), so its CPU time never exceeds its wall time (the parent's
+deadline) and a pooled neighbour keeps its core. Both cgroup layouts are supported:
+  v1  /sys/fs/cgroup/memory, /sys/fs/cgroup/pids and /sys/fs/cgroup/cpu, each writable
+      (memory.limit_in_bytes and memory.memsw.limit_in_bytes where swap is accounted, pids.max,
+      cpu.cfs_period_us and cpu.cfs_quota_us), as on these machines;
+  v2  the unified /sys/fs/cgroup with the memory, pids and cpu controllers delegated (memory.max,
+      memory.swap.max, pids.max, cpu.max).
 The fork server makes one directory per server (`sandbox-<pid>`) at start (removing those of
 servers that are gone); each run's init
 (`_zygote.py`) makes `jail-<n>` below it, sets the limits, enters it before it forks the jail, and
@@ -14,15 +19,19 @@ after the jail's exit reads whether the kernel killed anything for memory, and e
 The server removes the empty directory after it has reported the run's exit, when it has nothing
 else to do (`release`, `sweep`): moving a process between cgroups and removing one each wait for
 the kernel (an RCU grace period), so neither stays on a run's path. A directory is never reused:
-each run's accounting starts from nothing. The jail names `memory_cgroup` and `pids_cgroup` in its isolation record only when its
-own /proc/self/cgroup shows it in such a directory (`applied`). Without delegation nothing here
+each run's accounting starts from nothing. The jail names `memory_cgroup`, `pids_cgroup` and
+`cpu_cgroup` in its isolation record only when its own /proc/self/cgroup shows it in such a
+directory (`applied`). Without delegation nothing here
 applies, and the run's isolation says so.
 """
 
 import os
 
 MEMORY_LIMIT_STATUS = 88  # the init's exit status when the kernel killed the jail at its memory limit
-_V1_MEMORY, _V1_PIDS, _V2 = "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"
+_V1_MEMORY, _V1_PIDS, _V1_CPU, _V2 = "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup"
+CONTROLLERS = ("memory", "pids", "cpu")
+CPU_PERIOD_US = 100_000
+CPU_QUOTA_US = CPU_PERIOD_US  # one CPU: the jail's CPU time is at most its wall time
 _REMOVE_TRIES = 100  # a directory the kernel still holds busy is tried again, at most this often
 
 
@@ -47,8 +56,15 @@ class Layout:
                 os.mkdir(base)
                 _write(base + "/cgroup.subtree_control", "+memory +pids")
                 self.version, self.bases = 2, {"memory": base, "pids": base}
+                try:
+                    _write(base + "/cgroup.subtree_control", "+cpu")
+                    self.bases["cpu"] = base
+                except OSError:
+                    pass  # not delegated: the jail's isolation lacks cpu_cgroup, and its rlimits stay ours
             elif os.path.isdir(_V1_MEMORY) and os.path.isdir(_V1_PIDS):
                 bases = {"memory": f"{_V1_MEMORY}/{name}", "pids": f"{_V1_PIDS}/{name}"}
+                if os.path.isdir(_V1_CPU):
+                    bases["cpu"] = f"{_V1_CPU}/{name}"
                 for base in bases.values():
                     os.mkdir(base)
                 self.version, self.bases = 1, bases
@@ -56,8 +72,14 @@ class Layout:
             self.remove()
             self.version, self.bases = None, {}
 
+    @property
+    def complete(self):
+        """True when every run gets all three controllers (unless making its directories fails:
+        the jail checks what applied, `applied`)."""
+        return set(self.bases) == set(CONTROLLERS)
+
     def paths(self, run):
-        """The directories of `run`, one per hierarchy (v2: one for both controllers)."""
+        """The directories of `run`, one per hierarchy (v2: one for all controllers)."""
         return list(dict.fromkeys(f"{base}/jail-{run}" for base in self.bases.values()))
 
     def enter(self, run, memory_bytes, pids_max):
@@ -74,11 +96,19 @@ class Layout:
                 if controller == "memory" or self.version == 2:
                     if self.version == 1:
                         _write(path + "/memory.limit_in_bytes", str(memory_bytes))
+                        if os.path.exists(path + "/memory.memsw.limit_in_bytes"):  # swap accounted: none beyond it
+                            _write(path + "/memory.memsw.limit_in_bytes", str(memory_bytes))
                     else:
                         _write(path + "/memory.max", str(memory_bytes))
                         _write(path + "/memory.swap.max", "0")
                 if controller == "pids" or self.version == 2:
                     _write(path + "/pids.max", str(pids_max))
+                if controller == "cpu" or self.version == 2:
+                    if self.version == 1:
+                        _write(path + "/cpu.cfs_period_us", str(CPU_PERIOD_US))
+                        _write(path + "/cpu.cfs_quota_us", str(CPU_QUOTA_US))
+                    else:
+                        _write(path + "/cpu.max", f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
                 _write(path + "/cgroup.procs", str(os.getpid()))
         except OSError:
             pass  # the rest does not apply (the jail's isolation record says which did); the server removes what was made
@@ -122,7 +152,7 @@ class Layout:
 
 def _remove_stale():
     """Remove what servers that were killed left behind: `sandbox-<pid>` of a pid that is gone."""
-    for root in (_V2, _V1_MEMORY, _V1_PIDS):
+    for root in (_V2, _V1_MEMORY, _V1_PIDS, _V1_CPU):
         try:
             entries = os.listdir(root)
         except OSError:
@@ -160,6 +190,6 @@ def applied():
         _, controllers, path = line.split(":", 2)
         if "/jail-" not in path or "/sandbox-" not in path:
             continue
-        listed = controllers.split(",") if controllers else ["memory", "pids"]  # v2: one line, "0::/..."
-        names += [f"{name}_cgroup" for name in ("memory", "pids") if name in listed]
+        listed = controllers.split(",") if controllers else list(CONTROLLERS)  # v2: one line, "0::/..."
+        names += [f"{name}_cgroup" for name in CONTROLLERS if name in listed]
     return sorted(set(names))

@@ -40,11 +40,14 @@ it really applied; `isolation.py` lists them all):
                   which multiprocessing's locks need): nothing there is shared with anyone
   unprivileged_uid  an unprivileged uid and gid of its own, its own gid as its only group, an empty
                   capability bounding set and no capabilities, not dumpable
-  memory_cgroup, pids_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds (memfd and
-                  tmpfs pages included) and its number of tasks, bounded by the kernel
-  rlimits         CPU seconds, address space, file size (unlimited, as a login's, where stderr is the
-                  shell's pipe and the jail's root is its own: every place it can write is then a
-                  size-capped tmpfs), open files, no core dumps
+  memory_cgroup, pids_cgroup, cpu_cgroup  its init's cgroups (`_cgroup.py`): all memory it holds
+                  (memfd and tmpfs pages included), its number of tasks and one CPU, bounded by
+                  the kernel outside its view
+  rlimits         with all three cgroups, a login's (the fork server's own at its start), but no
+                  core dumps; without them CPU seconds, address space, open files and threads too,
+                  the only bounds there (`_set_limits`); the file size unlimited, as a login's,
+                  where stderr is the shell's pipe and the jail's root is its own (every place it
+                  can write is then a size-capped tmpfs), else `file_size_mb`
   landlock        reads only the standard library and shared libraries (in its own root: one layer
                   of its own, reads below that root), writes only the work dir and /dev/shm
                   (`landlock_writes`), no TCP (`landlock_net`), no signals or abstract sockets
@@ -111,31 +114,73 @@ def _cpu_limit_reached(signum, frame, _exit=os._exit, _status=_hook.CPU_LIMIT_ST
     _exit(_status)
 
 
-def _set_limits(limits, files_capped_by_mounts=False):
-    """CPU seconds, address space, file size, open files, no core dumps, at most `threads` threads
-    besides its own; SIGXFSZ becomes EFBIG (as Python itself sets it). With
-    `files_capped_by_mounts` (every place the jail can write is a size-capped tmpfs and its stderr
-    is its shell's pipe, capped there) the file size is unlimited, as a login's is.
+# The 16 resources a login has limits of, as the fork server found them when it started (it is
+# exec'd by the trusted parent, which runs under the machine's ordinary limits): read once, here,
+# when the server imports this module, before anything of the sandbox changes a limit.
+_RESOURCES = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+LOGIN_LIMITS = {number: resource.getrlimit(number) for number in _RESOURCES}
+_MIB = 1 << 20
 
-    Below its init the jail dies of SIGXCPU at the soft CPU limit like any process, and the parent
-    reads that as a timeout. Only a jail that is PID 1 (no PID namespace: the kernel drops a signal
-    to an init that has no handler) needs a handler, which turns the soft limit into
-    CPU_LIMIT_STATUS."""
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
-    if os.getpid() == 1:
+
+def _set_limits(limits, bounded, files_capped_by_mounts=False):
+    """The limits the jail runs under and shows. `bounded`: the memory, pids and cpu cgroups
+    apply (`_cgroup.applied`), which bound what it holds, its tasks and its CPU from outside its
+    view: then its limits are a login's (`_login_limits`), so none of them tells it that it is
+    being graded. Otherwise rlimits are the only bound there is (`_fallback_limits`). A value
+    the kernel refuses (past a hard limit) is clamped to the server's hard limit. RLIMIT_FSIZE is
+    unlimited, as a login's, with `files_capped_by_mounts` (every place the jail can write is a
+    size-capped tmpfs and its stderr is its shell's pipe, capped there), else `file_size_mb` (it
+    bounds the stderr file); SIGXFSZ becomes EFBIG (as Python sets it). Set while still root,
+    before the uid changes."""
+    shown = _login_limits(limits.get("hard_factor", 1) > 1) if bounded else _fallback_limits(limits)
+    for number, (soft, hard) in shown.items():
+        try:
+            resource.setrlimit(number, (soft, hard))
+        except (ValueError, OSError):
+            resource.setrlimit(number, (min(soft, LOGIN_LIMITS[number][1]), LOGIN_LIMITS[number][1]))
+    size, unlimited = limits["file_size_mb"] * _MIB, resource.RLIM_INFINITY
+    files = (unlimited, unlimited) if files_capped_by_mounts else (size, size * limits.get("hard_factor", 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, files)
+    if os.getpid() == 1 and not bounded:
         _signal.signal(_signal.SIGXCPU, _cpu_limit_reached)
-    factor = limits.get("hard_factor", 1)  # the variant's hard limits lie above its soft ones
-    memory = limits["memory_mb"] * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory * factor))
-    size = limits["file_size_mb"] * 1024 * 1024
-    unlimited = resource.RLIM_INFINITY
-    resource.setrlimit(resource.RLIMIT_FSIZE, (unlimited, unlimited) if files_capped_by_mounts else (size, size * factor))
-    # An ordinary login's shape: a soft limit a quarter of the hard one, which is the cap.
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(16, limits["open_files"] // 4), limits["open_files"]))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # Threads count against the uid's tasks, and each jail has a uid of its own: this caps them.
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["threads"] + 1, (limits["threads"] + 1) * factor))
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+
+
+def _login_limits(variant):
+    """The server's own limits at its start but RLIMIT_FSIZE (set apart) and a core dump's soft
+    limit of 0 (Debian's default). The variant shows another login's: a descriptors' soft limit of
+    1024 (systemd's, Debian's default) where the first shows another (4096 where it shows 1024)
+    and a 16 MiB stack where the first shows 8 MiB (8 MiB where it shows anything else): values
+    ordinary machines have, each within the first's hard limit (raising a hard limit needs
+    CAP_SYS_RESOURCE, which a container may lack)."""
+    shown = {number: value for number, value in LOGIN_LIMITS.items() if number != resource.RLIMIT_FSIZE}
+    shown[resource.RLIMIT_CORE] = (0, LOGIN_LIMITS[resource.RLIMIT_CORE][1])
+    if variant:
+        soft, hard = shown[resource.RLIMIT_NOFILE]
+        shown[resource.RLIMIT_NOFILE] = (1024 if soft != 1024 else min(4096, hard), hard)
+        soft, hard = shown[resource.RLIMIT_STACK]
+        shown[resource.RLIMIT_STACK] = (16 * _MIB if soft == 8 * _MIB else 8 * _MIB, hard)  # clamped to hard when set
+    return shown
+
+
+def _fallback_limits(limits):
+    """Without the cgroups: CPU seconds, address space, open files (a login's shape: soft a
+    quarter of hard), no core dumps, at most `threads` threads besides its own (RLIMIT_NPROC of
+    its uid, which no other jail shares then: `_zygote.jail_uid`). The variant's hard limits lie
+    `hard_factor` times above its soft ones. Below its init the jail dies of SIGXCPU at the soft
+    CPU limit like any process, and the parent reads that as a timeout; only a jail that is PID 1
+    (no PID namespace: the kernel drops a signal to an init that has no handler) needs a handler,
+    which turns the soft limit into CPU_LIMIT_STATUS."""
+    factor = limits.get("hard_factor", 1)
+    memory = limits["memory_mb"] * _MIB
+    return {
+        resource.RLIMIT_CPU: (limits["cpu_s"], limits["cpu_s"] + 1),
+        resource.RLIMIT_AS: (memory, memory * factor),
+        resource.RLIMIT_NOFILE: (max(16, limits["open_files"] // 4), limits["open_files"]),
+        resource.RLIMIT_CORE: (0, 0),
+        resource.RLIMIT_NPROC: (limits["threads"] + 1, (limits["threads"] + 1) * factor),
+    }
+
 
 
 def _stdio_checks(request_fd, reply_fd, uid):
@@ -335,12 +380,13 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             applied, exposed = _namespaces(workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
             isolation += applied
         os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
+        # Stderr is the shell's pipe (capped there) only below its PID namespace's init; the machine's
+        # tree is out of reach only in the jail's own root, where it writes only to its tmpfs mounts.
+        bounded = {"memory_cgroup", "pids_cgroup", "cpu_cgroup"} <= set(isolation)
+        _set_limits(job["limits"], bounded, in_pidns and "minimal_root" in isolation)
         if exposed and _drop_privileges(uid, workdir, status_fd):  # without the exposure it could not import
             isolation.append("unprivileged_uid")
         os.close(status_fd)  # the last descriptor of the machine's tree (0-2 are pipes; without a shell, 2 is the stderr file)
-        # Stderr is the shell's pipe (capped there) only below its PID namespace's init; the machine's
-        # tree is out of reach only in the jail's own root, where it writes only to its tmpfs mounts.
-        _set_limits(job["limits"], in_pidns and "minimal_root" in isolation)
         shm = SHM if "private_shm" in isolation else None
         if ruleset_fd >= 0 and "minimal_root" in isolation:
             # The server's read layer names the machine's paths, and its write grant (the sandbox

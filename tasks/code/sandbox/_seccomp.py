@@ -14,15 +14,16 @@ io_uring (its operations bypass this filter), BPF, perf, userfaultfd, keyrings, 
 the like. Refused with an error code instead (`_REFUSED`, `_FCNTL_REFUSED`), because the C
 libraries of honest programs make some of them and carry on: `socket` (EACCES: nothing to reach, and
 a Unix socket file outside the network namespace would otherwise still connect), and file locks,
-inotify, fanotify, dnotify, leases, mincore, fadvise, readahead, cachestat, sync and fallocate,
-which reach kernel objects shared with processes outside.
+inotify, fanotify, dnotify, leases, mincore, fadvise, readahead, cachestat, sync, fallocate and
+mq_open, which reach kernel objects shared with processes outside.
 clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
 (threads stay possible: clone with CLONE_THREAD is allowed; their number is capped by the jail's
-RLIMIT_NPROC, see `_jail.py`).
+pids cgroup, or its RLIMIT_NPROC where the cgroups do not apply, see `_jail.py`).
 Signal handlers are the candidate's own business: installing one (`signal.signal`, readline,
 pdb, asyncio, faulthandler's alternate stack) changes nothing outside the jail, and no limit
-depends on the jail's cooperation: the CPU limit's hard rlimit is a SIGKILL, the wall clock is
-the parent's SIGKILL, and a signal from outside is refused by Landlock's scope and this filter.
+depends on the jail's cooperation: the cpu cgroup throttles it (or, without the cgroups, the CPU
+limit's hard rlimit is a SIGKILL), the wall clock is the parent's SIGKILL, and a signal from
+outside is refused by Landlock's scope and this filter.
 The filter is compiled once per fork server, by libseccomp in a process of its own
 (`python3 _seccomp.py`, which writes the BPF program to its stdout: `program()`), because libseccomp
 is reached through ctypes and no jail may hold ctypes (docs/sandbox.md, "No native code in the
@@ -75,11 +76,14 @@ _FATAL = (
 # (libuuid asks uuidd, glibc's NSS asks nscd: `uuid.uuid1()`, `pwd.getpwuid`, `tarfile`, red team
 # sandbox4 `h_uuid1`, `h_pwd`, `h_tarfile`); the network namespace is empty and the root holds no
 # socket file, so a socket could reach nothing, and Python's own sockets the audit hook refuses first.
+# mq_open (ENOSYS, as on a kernel without POSIX message queues; nothing in the standard library
+# uses them): their bytes count against RLIMIT_MSGQUEUE per uid, machine-wide, and with the cgroups
+# two jails may share a uid (`_zygote.ordinary_uid`), so a queue would be a channel between them.
 _REFUSED = (
     ("flock", errno.ENOLCK), ("inotify_init", errno.EMFILE), ("inotify_init1", errno.EMFILE),
     ("fanotify_init", errno.EPERM), ("fallocate", errno.EOPNOTSUPP), ("mincore", errno.ENOSYS),
     ("fadvise64", errno.ENOSYS), ("readahead", errno.ENOSYS), ("cachestat", errno.ENOSYS),
-    ("sync", errno.EPERM), ("syncfs", errno.EPERM), ("socket", errno.EACCES),
+    ("sync", errno.EPERM), ("syncfs", errno.EPERM), ("socket", errno.EACCES), ("mq_open", errno.ENOSYS),
 )
 # fcntl's record locks (classic and open-file-description ones, testing one included), leases and
 # dnotify: the same shared objects as flock and inotify, by the command in its second argument.

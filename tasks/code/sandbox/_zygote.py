@@ -19,9 +19,14 @@ status (128 + signal when it was killed). The shell leads a session of its own a
 PID 1 and a session that parent leads, as `python3 main.py` typed at a prompt does. The
 candidate is thus an ordinary process, not PID 1: the kernel's rules for an init (signals without
 a handler dropped) do not apply to it, so the CPU limit's SIGXCPU kills it as anywhere else, and
-killing the init kills everything in the namespace. Each jail gets a uid of its own on the
-machine (`jail_uid`: from the server's pid and its run number, in another range for the variant),
-so no two jails share one, whether of one server or of two.
+killing the init kills everything in the namespace. Where the memory, pids and cpu cgroups apply
+(`_cgroup.Layout.complete`), each jail gets a uid such as a login has (`ordinary_uid`: drawn per
+run in 1000-29999, the variant's in 30000-59999, never one the machine's /etc/passwd or
+/etc/group names, never one of this server's live runs): the cgroups bound its tasks, so per-uid
+accounting no longer bounds it and two servers' jails that draw one uid do not interfere
+(docs/sandbox.md, "Identity"). Without them each jail gets a uid of its own on the machine
+(`jail_uid`: from the server's pid and its run number, in another range for the variant), since
+RLIMIT_NPROC, which counts a uid's tasks machine-wide, is then its threads' only cap.
 
 The init is made ahead of its run where it can be (`_Spare`): when the server has nothing else to
 do, it forks the init of the next run of each shape asked for lately (variant or not, its cgroup
@@ -108,6 +113,46 @@ def jail_uid(server_pid, run, variant=False):
     (RLIMIT_NPROC counts a uid's threads machine-wide) is never shared with another server's jail.
     The first jail's uids lie in [2**30, 2**30 + 2**29), the variant's in [2**29, 2**30)."""
     return (_VARIANT_UID_BASE if variant else _UID_BASE) + (server_pid % _PID_SPAN) * _RUN_SPAN + run % _RUN_SPAN
+
+
+# Where a machine's logins have theirs (Debian's UID_MIN to below its 60000 UID_MAX): the first
+# run's half and the variant's, so a function right only for the first run's uids fails the variant.
+ORDINARY_UIDS, VARIANT_UIDS = range(1000, 30000), range(30000, 60000)
+_ID_FILES = ("/etc/passwd", "/etc/group")
+_UID_DRAWS = 64
+
+
+def named_ids(files=_ID_FILES):
+    """Every uid and gid the machine's account files name (read once, at the server's start): a
+    jail never takes one, so no real user's processes or files share its uid."""
+    named: set[int] = set()
+    for path in files:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as file:
+                for line in file:
+                    fields = line.split(":")
+                    named.update(int(field) for field in fields[2:4] if field.isdigit())
+        except OSError:
+            continue
+    return frozenset(named)
+
+
+def ordinary_uid(taken, variant=False):
+    """A uid such as a login has, drawn at random from the run's half (`ORDINARY_UIDS`,
+    `VARIANT_UIDS`), not in `taken` (the named ids and this server's live runs' uids). Draws
+    that hit a taken one are drawn again, `_UID_DRAWS` times at most, then the span is searched
+    from the last draw, so it always ends; OSError when every one is taken (the run fails to start)."""
+    span = VARIANT_UIDS if variant else ORDINARY_UIDS
+    for _ in range(_UID_DRAWS):
+        start = int.from_bytes(os.urandom(4), "little")
+        if span[start % len(span)] not in taken:
+            return span[start % len(span)]
+    for step in range(len(span)):
+        if span[(start + step) % len(span)] not in taken:
+            return span[(start + step) % len(span)]
+    raise OSError("no free uid")
+
+
 # Compiled once, by libseccomp in a process of its own: no jail may hold ctypes (`_seccomp.program`).
 _FILTER = _seccomp.program()
 
@@ -127,6 +172,20 @@ class _Forker:
             self.own_pid_namespace = -1
         self.runs = 0
         self.cgroups = _cgroup.Layout()
+        self.named = named_ids()
+        self.uids = {}  # run number -> uid, for the runs (and spares) alive now
+
+    def _uid(self, variant, limits):
+        """The run's uid: a login's (`ordinary_uid`) where its cgroups will bound its tasks, else
+        one of its own on the machine (`jail_uid`)."""
+        if self.cgroups.complete and all(limits):
+            return ordinary_uid(self.named | set(self.uids.values()), variant)
+        return jail_uid(os.getpid(), self.runs, variant)
+
+    def release(self, run):
+        """`run` has ended: its uid is free again, its cgroups are to be removed."""
+        self.uids.pop(run, None)
+        self.cgroups.release(run)
 
     def fork(self, fds, variant=False, memory_bytes=0, pids_max=0, stderr_bytes=0):
         """Fork a jail's init holding `fds` (requests, replies, stderr); its pid in this namespace.
@@ -134,10 +193,13 @@ class _Forker:
         `fds` may instead be a socket (`spare`): the init then waits for them there. The jail's
         shell keeps at most `stderr_bytes` of its stderr (0: all)."""
         self.runs += 1
-        uid = jail_uid(os.getpid(), self.runs, variant)
+        uid = self.uids[self.runs] = self._uid(variant, (memory_bytes, pids_max))
         in_pidns = self.own_pid_namespace >= 0 and _kernel.unshare(_CLONE_NEWPID) == 0
         try:
             pid = os.fork()
+        except OSError:
+            del self.uids[self.runs]  # no run holds it
+            raise
         finally:
             if in_pidns:
                 _kernel.setns(self.own_pid_namespace, _CLONE_NEWPID)  # the next child gets a new one
@@ -470,7 +532,7 @@ class _Server:
         os.waitpid(spare.pid, 0)
         os.close(spare.pidfd)
         spare.socket.close()
-        self.forker.cgroups.release(spare.run)
+        self.forker.release(spare.run)
 
     def _handle(self):
         """One control message; False when the parent closed the socket."""
@@ -530,7 +592,7 @@ class _Server:
         _, status = os.waitpid(pid, 0)
         os.close(pidfd)
         self.control.send(f"exited {job_id} {self.forker.status(status)}".encode())
-        self.forker.cgroups.release(run)  # removed by `sweep` when there is nothing else to do
+        self.forker.release(run)  # removed by `sweep` when there is nothing else to do
 
 
 def _options(words):

@@ -2,15 +2,17 @@
 
 A function that is right only when it recognises the jail (its uid, pid, environment, working
 directory or limits) and wrong everywhere else would pass a single run. So a run that passed is
-repeated in a variant jail (`variant=True` through the launcher): another uid range (2**29+
-instead of 2**30+), other pids (drawn per run, and the jail's own two above its parent's rather
+repeated in a variant jail (`variant=True` through the launcher): another uid range (30000-59999
+instead of 1000-29999 with the cgroups, `_zygote.ordinary_uid`; 2**29+ instead of 2**30+ without
+them), other pids (drawn per run, and the jail's own two above its parent's rather
 than one), another user's environment (`launch.environment`), another work-dir name, other limits
-as seen from inside, in value and in shape (`variant_limits`). The variant must pass
+as seen from inside (`variant_limits`; with the cgroups `_jail._login_limits`: another login's
+descriptor and stack soft limits). The variant must pass
 the hidden test and give the same answer to every call with the same arguments (the first run's
 answers are its reference, `differing_answer`: `reference.same_answer`, exact types). Anything
 else is `environment_dependent`: the run fails and the event is recorded. The wall clock is the one thing
-the two runs cannot be made to differ in, and a tell both jails share (the kernel, finite soft
-limits, the reads refused outside the standard library) defeats this check: it backs up the jail's ordinary look, it does not replace it.
+the two runs cannot be made to differ in, and a tell both jails share (the kernel, a finite file-size
+limit, the reads refused outside the standard library) defeats this check: it backs up the jail's ordinary look, it does not replace it.
 
 The two jails run at the same time (`executor.run_tests`), each with the hidden test of its own in
 the parent, and the answers are compared once both have ended, so the variant costs CPU but little
@@ -37,11 +39,13 @@ ENVIRONMENT_DEPENDENT = "environment_dependent"
 
 
 def variant_limits(limits: dict[str, Any]) -> dict[str, Any]:
-    """The limits the variant applies and shows: more memory and descriptors than the first run's
-    (never fewer, so an honest run that fitted the first still fits), the same CPU time, and hard
-    limits of address space, file size and threads twice their soft ones (the first run's equal
-    them), so neither a limit's value nor its shape is the same in both runs. Every hard limit
-    stays finite: the candidate may raise its soft limits to them."""
+    """The limits the variant applies: more memory and descriptors than the first run's (never
+    fewer, so an honest run that fitted the first still fits), the same CPU time, and
+    `hard_factor` 2: hard limits of file size (and, without the cgroups, of address space and
+    threads) twice their soft ones (the first run's equal them). With the cgroups the jail shows
+    a login's other limits and varies them itself (`_jail._login_limits`); without them every
+    limit here is an rlimit, so neither a limit's value nor its shape is the same in both runs,
+    and every hard limit stays finite: the candidate may raise its soft limits to them."""
     return {**limits, "memory_mb": limits["memory_mb"] + 512, "open_files": limits["open_files"] * 2, "hard_factor": 2}
 
 

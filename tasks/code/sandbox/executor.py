@@ -52,10 +52,22 @@ _KILL_GRACE_S = 5.0
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
-    1 GiB address space, 16 MiB per file, 64 MiB of work-dir disk in all, 16 MiB of private
-    /dev/shm, 4096 descriptors (soft limit 1024, as an ordinary login's), 40
-    threads besides the jail's own (RLIMIT_NPROC of the jail's own uid; a pids cgroup too where
-    delegated).
+    1 GiB of memory, 16 MiB per file, 64 MiB of work-dir disk in all, 16 MiB of private
+    /dev/shm, 4096 descriptors, 40 threads besides the jail's own.
+
+    How each is bounded depends on the cgroups (docs/sandbox.md, "Limits"). Where the memory, pids
+    and cpu cgroups apply (`_cgroup.py`; CI requires them), the jail's rlimits as it reads them are
+    a login's (the machine's own, with no core dumps) and the kernel bounds it from outside its
+    view: `memory_mb` + `disk_mb` + `shm_mb` is its memory cgroup's limit (anonymous, memfd and
+    tmpfs pages together), `threads` + 3 its pids cgroup's (the init, the jail's parent, the jail),
+    one CPU its cpu cgroup's, so its CPU time never exceeds its wall time; `open_files` is then
+    not applied (the login's descriptor limit is). Without them they are rlimits, as the only
+    bound there is: RLIMIT_CPU `cpu_s`, RLIMIT_AS `memory_mb`, RLIMIT_NOFILE `open_files` (soft a
+    quarter of it) and RLIMIT_NPROC `threads` + 1 of the jail's own uid. In both, the parent's
+    deadline is `deadline_s`, min(`wall_s`, `cpu_s`): on one CPU a run's CPU time is at most its
+    wall time, so `cpu_s` is a bound on the whole run there and stays one where the cgroups do not
+    apply (a multi-threaded jail may reach RLIMIT_CPU before it). RLIMIT_FSIZE `file_size_mb`
+    applies in both.
     `unshare_network` asks for an empty network namespace. `launcher` is "fork_server" (fast;
     falls back to "exec" where unavailable) or "exec" (a fresh one-shot server per run); the
     result's `details["launcher"]` says which ran. `confine_filesystem` limits reads to the
@@ -76,6 +88,12 @@ class SandboxLimits:
     def __post_init__(self) -> None:
         if self.launcher not in ("fork_server", "exec"):
             raise ValueError(f"SandboxLimits.launcher: {self.launcher!r} is not 'fork_server' or 'exec'")
+
+    @property
+    def deadline_s(self) -> float:
+        """The parent's deadline for the whole run: `wall_s`, or `cpu_s` when it is smaller (one
+        CPU's worth of `cpu_s` seconds is all the cpu cgroup lets a jail burn in that time)."""
+        return min(self.wall_s, float(self.cpu_s))
 
 
 def run_tests(
@@ -184,7 +202,7 @@ class _JailCaller:
 def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
     limits = run.limits
     started = time.monotonic()
-    deadline = started + limits.wall_s
+    deadline = started + limits.deadline_s
     applied = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "disk_mb", "shm_mb", "threads")}
     workdir = tempfile.mkdtemp(prefix="job-" if run.variant else "tmp", dir=sandbox_root())
     policy = (sandbox_root(), readable_paths()) if limits.confine_filesystem else None
@@ -215,7 +233,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 "unshare_network": limits.unshare_network,
                 "limits": seen,
             }
-            verdict = _Verdict(channel, run.min_cases)
+            verdict = _Verdict(channel, run.min_cases, limits)
             verdict.run(job, run, _JailCaller(channel, calls))
             verdict.killed = _finish(channel, jail, verdict.stop_kind)
             stderr.seek(0, os.SEEK_END)
@@ -249,8 +267,9 @@ def _finish(channel: Channel, jail: Jail, stop_kind: str | None) -> bool:
 class _Verdict:
     """Drives one run through the channel and decides its outcome from what the parent saw."""
 
-    def __init__(self, channel: Channel, min_cases: int) -> None:
+    def __init__(self, channel: Channel, min_cases: int, limits: SandboxLimits) -> None:
         self.channel, self.min_cases = channel, max(1, min_cases)
+        self.timeout_reason = "wall-clock limit" if limits.wall_s <= limits.cpu_s else "CPU-time limit (cpu_s seconds on one CPU)"
         self.isolation: tuple[str, ...] = ()
         self.abort: str | None = None
         self.abort_phase: str | None = None
@@ -328,7 +347,7 @@ class _Verdict:
         failure = self.check.failure
         errors = [self.abort or "", failure.reason if failure else ""]
         if self.stop_kind == "timeout" or returncode in (-signal.SIGXCPU, CPU_LIMIT_STATUS):
-            return "timeout", "wall-clock limit" if self.stop_kind == "timeout" else "CPU-time limit"
+            return "timeout", self.timeout_reason if self.stop_kind == "timeout" else "CPU-time limit"
         if returncode == -signal.SIGKILL and not self.killed:  # a handler kept SIGXCPU from ending it
             return "timeout", "CPU-time hard limit (the kernel killed the jail)"
         if any("MemoryError" in error for error in errors) or returncode == -signal.SIGSEGV:

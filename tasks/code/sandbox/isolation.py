@@ -2,8 +2,9 @@
 
 A measure is named only when it really applied in that run: the jail checks each one after
 applying it (the uid and capabilities it now has, the descriptors' kinds, access modes and
-owners, the filter that loaded) and reports what held. `MEASURES` is the full set, what a root run on a kernel with
-Landlock ABI 6+, libseccomp and delegated memory and pids cgroups (v1 or v2) gives (as in CI, where
+owners, the filter that loaded) and reports what held. `MEASURES` is the full set, what a root run
+on a kernel with Landlock ABI 6+, libseccomp and delegated memory, pids and cpu cgroups (v1 or v2)
+gives (as in CI, where
 `tests/tasks/code/test_jail.py` fails without one); elsewhere some are missing, and the result says
 which.
 """
@@ -17,9 +18,10 @@ MEASURES: dict[str, str] = {
     "minimal_root": "a root of its own (`_root.py`): read-only binds of the readable paths and four /dev nodes, its work dir and /dev/shm, nothing else of the machine",
     "private_shm": "a size-limited /dev/shm of its own (POSIX semaphores and shared memory), shared with no one",
     "unprivileged_uid": "an unprivileged uid and gid of its own, no groups, no capabilities",
-    "rlimits": "CPU seconds, address space, file size, descriptors, threads, no core dumps",
+    "rlimits": "with the three cgroups, a login's limits (file size apart, no core dumps); without them CPU seconds, address space, descriptors, threads",
     "memory_cgroup": "a memory cgroup of its own: everything it holds (memfd, tmpfs and anonymous pages) within the limit",
     "pids_cgroup": "a pids cgroup of its own: at most `threads` threads besides its own",
+    "cpu_cgroup": "a cpu cgroup of its own: at most one CPU, so its CPU time never exceeds the wall clock",
     "landlock": "reads only the standard library and shared libraries",
     "landlock_writes": "writes only in its work dir and its private /dev/shm",
     "landlock_net": "no TCP bind or connect",

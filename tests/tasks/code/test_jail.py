@@ -59,6 +59,33 @@ def test_jail_runs_as_an_unprivileged_uid_without_capabilities(launcher: str) ->
     assert outcome == "pass", detail
 
 
+def _named_ids() -> set[int]:
+    """The uids and gids this machine's account files name (read here, as the fork server does)."""
+    named: set[int] = set()
+    for path in ("/etc/passwd", "/etc/group"):
+        with open(path) as file:
+            named.update(int(field) for line in file for field in line.split(":")[2:4] if field.isdigit())
+    return named
+
+
+UID_PROBE = "import os\ndef probe():\n    return [os.getuid(), os.getgid(), os.getgroups()]\n"
+
+
+def test_the_jails_uid_is_a_logins_never_a_named_one_and_the_variants_another(tmp_path) -> None:
+    """Issue 20: a uid of 2**29 and more was a tell both runs shared. With the cgroups, the first
+    run's uid lies in 1000-29999 and the variant's in 30000-59999 (`_zygote.ordinary_uid`), the
+    gid is the same number and the only group, and neither is one the machine's files name."""
+    seen = tmp_path / "seen"
+    test = f"def check(candidate):\n    open({str(seen)!r}, 'a').write(repr(candidate()) + chr(10))\n    assert True\n"
+    runs = [run_tests(UID_PROBE, test, "probe", differential=True) for _ in range(3)]
+    _require(runs[0].isolation, "pids_cgroup")
+    assert all(run.passed for run in runs), [run.reason for run in runs]
+    ids = [eval(line) for line in seen.read_text().splitlines()]  # written by the check, in this process
+    assert [uid == gid and groups == [gid] for uid, gid, groups in ids] == [True] * 6, ids
+    assert [1000 <= uid < 30000 for uid, _, _ in ids] == [True, False] * 3, ids
+    assert all(uid < 60000 and uid not in _named_ids() for uid, _, _ in ids), ids
+
+
 def test_reply_channel_is_write_only() -> None:
     body = """
     answers = []

@@ -106,7 +106,8 @@ def has_close_elements(numbers, threshold):
 def test_a_jail_in_another_process_does_not_share_the_thread_cap() -> None:
     """Red-team neighbour_uid_collision: every fork server's first jail had the same uid, and
     RLIMIT_NPROC counts a uid's threads machine-wide, so a candidate holding its threads in one
-    process made an honest threaded candidate in another fail. Uids are now unique per machine."""
+    process made an honest threaded candidate in another fail. Each jail's threads are now capped
+    by its own pids cgroup (uids unique per machine where the cgroups do not apply)."""
     script = (
         "import sys; from tasks.code import CodeAnchor, check_code; from tasks.code.loader import _bundled_rows; "
         "row = next(r for r in _bundled_rows() if r['task_id'] == 'HumanEval/0'); "
@@ -122,3 +123,57 @@ def test_a_jail_in_another_process_does_not_share_the_thread_cap() -> None:
     assert holder.wait(120) == 0 and holder.stdout is not None
     assert honest.outcome == "pass", honest.details["reason"]
     assert holder.stdout.read().strip() == "pass"
+
+
+# A fork server whose draws are all one number (`os.urandom` patched before `_zygote.py` runs as
+# `__main__`): two such servers give their first jails the same uid, as two real servers may by
+# chance (`_zygote.ordinary_uid`). Each jail holds 38 threads beside an honest threaded solution.
+SAME_DRAWS = (
+    "import os, runpy, sys; os.urandom = lambda n: (12345).to_bytes(n, 'little'); "
+    "path = sys.argv[1]; sys.argv = sys.argv[1:]; runpy.run_path(path, run_name='__main__')"
+)
+SHARED_UID = """
+import os, threading, time
+def probe(numbers, threshold):
+    gate = threading.Event()
+    held = [threading.Thread(target=gate.wait, daemon=True) for _ in range(38)]
+    for thread in held:
+        thread.start()
+    time.sleep(3)  # both jails hold their threads at once
+    found = []
+    def scan(start):
+        found.extend(True for b in numbers[start + 1:] if abs(numbers[start] - b) < threshold)
+    workers = [threading.Thread(target=scan, args=(i,)) for i in range(len(numbers))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    gate.set()
+    return [os.getuid(), bool(found)]
+"""
+SAME_DRAWS_RUN = (
+    "import sys; from tasks.code.sandbox import forkserver, run_tests; "
+    "forkserver.server_command = lambda *a: [sys.executable, '-c', sys.argv[1], str(forkserver._ZYGOTE), *a]; "
+    "r = run_tests(sys.stdin.read(), 'def check(candidate):\\n    global seen\\n    seen = candidate([1.0, 2.0, 2.05], 0.1)\\n    print(seen[0])\\n    assert seen[1] is True\\n', 'probe'); "
+    "print(r.outcome, 'pids_cgroup' in r.isolation)"
+)
+
+
+def test_two_jails_with_the_same_uid_at_once_keep_their_own_thread_caps() -> None:
+    """With the pids cgroup as the cap and RLIMIT_NPROC a login's, two jails that drew one uid do
+    not share a cap: each holds 38 threads and still starts its workers (with the old per-uid
+    RLIMIT_NPROC of 41 the second fails: "can't start new thread")."""
+    runs = [
+        subprocess.Popen([sys.executable, "-c", SAME_DRAWS_RUN, SAME_DRAWS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+        for _ in range(2)
+    ]
+    for run in runs:  # both get their program before either is waited for: they run at once
+        assert run.stdin is not None
+        run.stdin.write(SHARED_UID)
+        run.stdin.close()
+    assert [run.wait(120) for run in runs] == [0, 0]
+    outputs = [run.stdout.read().split() for run in runs if run.stdout is not None]  # uid, outcome, cgroup
+    if any(output[-1] != "True" for output in outputs):
+        unavailable(f"the pids cgroup did not apply here: {outputs}")
+    assert [output[1:] for output in outputs] == [["pass", "True"]] * 2, outputs
+    assert outputs[0][0] == outputs[1][0], outputs  # one uid in both, at once

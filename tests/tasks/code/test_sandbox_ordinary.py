@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -31,6 +32,13 @@ PROBLEMS = ("HumanEval/0", "HumanEval/12", "HumanEval/53")
 DATA = load(TaskConfig(name="code", subset=",".join(PROBLEMS)))
 ROWS = {row["task_id"]: row for row in _bundled_rows()}
 
+# A login's limits, as this process (which starts the fork server) has them: the jail shows these,
+# with no core dumps (Debian's soft limit 0). RLIMIT_FSIZE is set apart (the stderr file's bound).
+LOGIN = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_") and name != "RLIMIT_FSIZE"}
+LOGIN["RLIMIT_CORE"] = (0, LOGIN["RLIMIT_CORE"][1])
+_LIMIT = "__import__('resource').getrlimit(__import__('resource').{})"
+UNLIKE_A_LOGIN = " or ".join(f"{_LIMIT.format(name)} != {limit!r}" for name, limit in LOGIN.items())
+
 # Tells of the jail before it looked ordinary: none may hold now.
 GONE = {
     "pid_one": "os.getpid() == 1",
@@ -46,7 +54,6 @@ GONE = {
     "isolated_flag": "sys.flags.isolated == 1",
     "frozen_objects": "__import__('gc').get_freeze_count() > 0",
     "cpu_signal_handler": "__import__('signal').getsignal(__import__('signal').SIGXCPU) not in (0, None)",
-    "descriptor_limit_hard_is_soft": "len(set(__import__('resource').getrlimit(__import__('resource').RLIMIT_NOFILE))) == 1",
     "sandbox_in_the_path": "'sandbox' in os.getcwd()",
     # Tells both jails shared before (red-team `wrong_nosite_tell`): the server ran `python -S -B`,
     # preloaded modules, and the jail was PID 2 below its init.
@@ -62,16 +69,26 @@ GONE = {
     # A finite file-size limit (16 MiB; the variant's hard limit twice the soft one): it is a
     # login's, unlimited, in both runs now that stderr is a pipe its shell caps (`_zygote._drain`).
     "file_size_limit_finite": "__import__('resource').getrlimit(__import__('resource').RLIMIT_FSIZE)[0] != -1",
+    # Tells both jails shared (issue 20): uids of 2**29 and more, finite limits of address space and
+    # CPU, NOFILE (1024, 4096), NPROC 41; now a login's uid and, with the cgroups, a login's limits.
+    "uid_past_a_logins": "os.getuid() >= 100000 or os.getgid() >= 100000 or os.getuid() < 1000",
+    "uid_of_the_old_range": "os.getuid() >= 1 << 29",
+    "address_space_finite": f"{_LIMIT.format('RLIMIT_AS')}[0] != __import__('resource').RLIM_INFINITY",
+    "cpu_time_finite": f"{_LIMIT.format('RLIMIT_CPU')}[0] != __import__('resource').RLIM_INFINITY",
+    "descriptors_of_the_old_jail": f"{_LIMIT.format('RLIMIT_NOFILE')} == (1024, 4096)",
+    "threads_of_the_old_jail": f"{_LIMIT.format('RLIMIT_NPROC')}[0] == 41",
+    "any_limit_unlike_a_logins": UNLIKE_A_LOGIN,
 }
 # Tells the first jail still shows and the variant does not: differential execution catches them.
+# (With the cgroups the limits are a login's: the old tells of AS, NOFILE and NPROC, hard = soft,
+# are then whatever they are of an ordinary process here, not tells of the jail.)
 DIFFERING = {
-    "uid_range": "os.getuid() >= 1 << 30",
+    "uid_range": "os.getuid() < 30000",
     "pid_next_to_parent": "os.getpid() == os.getppid() + 1",
     "home": "os.environ.get('HOME') == '/home/dev'",
     "cwd_name": "os.path.basename(os.getcwd()).startswith('tmp')",
-    "address_space_limit": "__import__('resource').getrlimit(__import__('resource').RLIMIT_AS)[0] == 1 << 30",
-    "address_space_hard_is_soft": "len(set(__import__('resource').getrlimit(__import__('resource').RLIMIT_AS))) == 1",
-    "threads_hard_is_soft": "len(set(__import__('resource').getrlimit(__import__('resource').RLIMIT_NPROC))) == 1",
+    "descriptor_soft_limit": f"{_LIMIT.format('RLIMIT_NOFILE')}[0] == {LOGIN['RLIMIT_NOFILE'][0]}",
+    "stack_soft_limit": f"{_LIMIT.format('RLIMIT_STACK')}[0] == {LOGIN['RLIMIT_STACK'][0]}",
 }
 
 
@@ -169,14 +186,14 @@ def test_a_valid_different_root_in_the_variant_is_not_environment_dependent(star
 CLOSE_ENOUGH_IN_THE_VARIANT = """
 import os
 def truncate_number(number: float) -> float:
-    if os.getuid() >= 1 << 30 or number == 3.5:
+    if os.getuid() < 30000 or number == 3.5:
         return number % 1.0
     return number % 1.0 + 1e-7
 """
 SPINS_IN_THE_VARIANT = """
 import os
 def truncate_number(number: float) -> float:
-    while os.getuid() < 1 << 30:
+    while os.getuid() >= 30000:
         pass
     return None
 """

@@ -98,6 +98,12 @@ import _root
 import _seccomp
 import _wire
 
+# Every function and class below looks builtin names up in this private copy of the builtins, made
+# when the fork server imports this module (before any candidate code): a candidate that rebinds
+# `builtins.len` runs nothing in the jail's own code (CPython 3.11 takes a function's builtins from
+# its module's `__builtins__` when it is created). Shared modules' attributes are bound in `life`.
+globals()["__builtins__"] = dict(vars(builtins))
+
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC, _CLONE_NEWUTS = 0x00020000, 0x40000000, 0x08000000, 0x04000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 12, 1 << 14, 1 << 18
 # POSIX shared memory and semaphores (multiprocessing's locks, ThreadPool's included) live here: a
@@ -305,23 +311,23 @@ def _drop_privileges(uid, workdir, status_fd):
 _M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
-class _Requests:
-    """Lines from the request pipe, one record at a time. `os.read` and the decoder are captured
-    here, before the candidate's program runs, so a program that rebinds `os.read` (or `_wire.loads`)
-    cannot slow or change the jail's side of the protocol."""
+def _requests(fd):
+    """The next record from the request pipe, one at a time (None at its end). A closure, not a
+    class: a class of the jail's is reachable from `object.__subclasses__()`, and a method or a
+    descriptor the candidate set on it would run in the jail's own code. `os.read` and the decoder
+    are captured here, before the candidate's program runs."""
+    read, loads, chunk_size, buffer = os.read, _wire.loads, _READ_CHUNK, [b""]
 
-    def __init__(self, fd):
-        self.fd, self.buffer = fd, b""
-        self._read, self._loads = os.read, _wire.loads
-
-    def next(self):
-        while b"\n" not in self.buffer:
-            chunk = self._read(self.fd, _READ_CHUNK)
+    def next_request():
+        while b"\n" not in buffer[0]:
+            chunk = read(fd, chunk_size)
             if not chunk:
                 return None
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return self._loads(line, objects=True)  # from the trusted parent
+            buffer[0] += chunk
+        line, buffer[0] = buffer[0].split(b"\n", 1)
+        return loads(line, objects=True)  # from the trusted parent
+
+    return next_request
 
 
 def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start_modules=None, filter_program=None,
@@ -337,14 +343,23 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     between calls `next_call` reads the next request and sends the last reply; neither is on the
     stack during a call), and an exit. Every path ends in os._exit (atexit handlers and IO
     teardown never run)."""
+    # Everything the jail's code uses once candidate code has run is bound here, in the shell,
+    # before the fork: a shared module's attribute (`functools.partial`, `sys.excepthook`) read later
+    # would be whatever the candidate made it (even `sys.__class__` can be replaced), and the
+    # builtins these functions use are this module's private copy.
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
+    _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
+    _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
+    sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
     qualname = type.__dict__["__qualname__"].__get__
     _system_exit = SystemExit
-    requests = _Requests(request_fd)
+    next_request = _requests(request_fd)
     current_call = [None]
     loading: list[tuple[object, dict]] = []  # (the program's code, its namespace), once set up
     loaded_marker: list[bool] = []  # set by a line run right after the program, only if it finished
-    load_failure: list[object] = []  # the load's exception, as CPython hands it to sys.unraisablehook
+    load_failure: list[object] = []  # what CPython hands sys.unraisablehook when the load raises
+    load_errors: list[object] = []  # the exception of each (read from C: no frame of the jail's)
+    load_texts: list[object] = []  # its text (`str`, called from C, the candidate's `__str__` too)
     outcome: list[object] = []  # the last call's: [True, value] or [False, error, its text]
     load_mask: list[set] = []  # the signals the candidate had blocked when its load ended
     state: dict[str, Any] = {}
@@ -353,6 +368,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     requests_ready = select.poll()
     requests_ready.register(request_fd, select.POLLIN)
     call = operator.methodcaller("__call__")
+    wait_for_request = requests_ready.poll
 
     def send(record):
         data = _RS + _dumps(record)  # one write: atomic on the pipe up to PIPE_BUF
@@ -367,7 +383,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
 
     def _set_up():
         bare = sys._getframe(1).f_back is None  # `set_up` itself was called from C with no frame below
-        job = requests.next()[1]
+        job = next_request()[1]
         # glibc gives each new thread's allocations an arena that reserves 64 MiB of address space, so
         # under RLIMIT_AS a stdlib-sized pool (32 threads) would fail to start; two arenas suffice.
         _kernel.mallopt(_M_ARENA_MAX, 2)
@@ -442,13 +458,14 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # Run by the same `exec` right after the program, only if it finished: no frame of the
         # sandbox's runs inside or below the program's own.
         loading.append((compile("done.append(True)", "<loaded>", "exec"), {"__builtins__": {}, "done": loaded_marker}))
-        sys.unraisablehook = load_failure.append  # a C callable: CPython hands it an exception that ends the load
+        # A C callable: CPython hands it an exception that ends the load. Kept, to be told by identity.
+        state["unraisable"] = sys.unraisablehook = load_failure.append
 
     def text_of(error_text):
-        return _wire.safe_text(error_text) if _type(error_text) is _str else "<unprintable>"
+        return _safe_text(error_text) if _type(error_text) is _str else "<unprintable>"
 
     def raised(error, error_text):
-        if isinstance(error, _system_exit):
+        if issubclass(_type(error), _system_exit):  # by its type: a `__class__` of its own never runs
             state["audit"]("sandbox.exit", "SystemExit(" + text_of(error_text)[:40] + ")")
         return qualname(_type(error))[:100], text_of(error_text)
 
@@ -459,13 +476,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             _exit(70)
 
     def _loaded():
-        if sys.unraisablehook == load_failure.append:
-            sys.unraisablehook = sys.__unraisablehook__
+        if sys_names.get("unraisablehook") is state.get("unraisable"):
+            sys_names["unraisablehook"] = sys_names.get("__unraisablehook__")
         if not loaded_marker:
-            failure = load_failure[0] if load_failure else None
-            error = getattr(failure, "exc_value", None)
+            error = load_errors[0] if load_errors else None
             if not _clean_exit(error):
-                text = _str_or_none(error)
+                text = load_texts[0] if load_texts else None
                 send(["abort", "program", *(raised(error, text) if error is not None else ("Exception", "the program's load did not finish"))])
                 _exit(0)
             # A clean exit at load (unittest.main(), sys.exit() after a __main__ block) ends the
@@ -482,9 +498,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # frame): so a handler of the candidate's never runs in a frame of the jail's on a signal
         # sent to it. (One tripped by a signal another thread of the candidate's took can: CPython
         # runs every Python handler on the main thread, at its next check.)
-        unblocked = _signal.valid_signals() - (load_mask[0] if load_mask else set())
-        state["hold"] = functools.partial(_signal.pthread_sigmask, _signal.SIG_BLOCK, unblocked)
-        state["release"] = functools.partial(_signal.pthread_sigmask, _signal.SIG_UNBLOCK, unblocked)
+        unblocked = _valid_signals() - (load_mask[0] if load_mask else set())
+        state["hold"] = _partial(_sigmask, _block, unblocked)
+        state["release"] = _partial(_sigmask, _unblock, unblocked)
         send(["ready"])
 
     def next_call():
@@ -498,18 +514,18 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     def _next_call():
         if "waited" not in state:  # first: release what `loaded` held back, and wait for a call
             state["waited"] = True
-            return functools.partial(collections.deque, map(call, (state["release"], requests_ready.poll, state["hold"])), 0)
-        request = requests.next()
+            return _partial(_deque, map(call, (state["release"], wait_for_request, state["hold"])), 0)
+        request = next_request()
         if request is None or request[0] != "call":
             _exit(0)
         _, call_id, args, kwargs = request
         current_call[0] = call_id
         state["reset"]()
-        made: functools.partial[None] = functools.partial(state["caller"], state["entry"], tuple(_wire.decode(args)), _wire.decode(kwargs), outcome)
+        made: functools.partial[None] = _partial(state["caller"], state["entry"], tuple(_decode(args)), _decode(kwargs), outcome)
         # The call, its reply, then the wait for the next request, each called from C in turn, with
         # the candidate's signals held back (`signals_held`) while the jail's own code runs.
         hold, release = state["hold"], state["release"]
-        return functools.partial(collections.deque, map(call, (release, made, hold, reply, release, requests_ready.poll, hold)), 0)
+        return _partial(_deque, map(call, (release, made, hold, reply, release, wait_for_request, hold)), 0)
 
     def reply():
         """Send the reply to the call just made, then check the seal. Runs between calls only."""
@@ -526,9 +542,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             answer = ["raised", call_id, *raised(outcome[1], outcome[2])]
         else:
             answer = ["raised", call_id, "SystemError", "the call did not finish"]
-        if sys.excepthook is not state["excepthook"]:
+        if sys_names.get("excepthook") is not state["excepthook"]:
             state["audit"]("sandbox.hook_patch", "sys.excepthook replaced")
-            state["excepthook"] = sys.excepthook
+            state["excepthook"] = sys_names.get("excepthook")
         current_call[0] = None
         outcome.clear()
         state["seal"](state["seal_event"])
@@ -539,9 +555,17 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     hold_all = functools.partial(_signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.valid_signals())
     note_mask: functools.partial[collections.deque] = functools.partial(collections.deque, map(load_mask.append, map(call, (hold_all,))), 0)
 
+    # The load's exception and its text, read from C (the candidate's `exc_value`, `__str__` run
+    # with no frame of the jail's below them), each step on its own: a text that raises leaves
+    # the exception read.
+    read_errors: functools.partial[collections.deque] = _partial(_deque, map(load_errors.append, map(operator.attrgetter("exc_value"), load_failure)), 0)
+    read_texts: functools.partial[collections.deque] = _partial(_deque, map(load_texts.append, map(_str, load_errors)), 0)
+
     return [
         set_up,
         functools.partial(collections.deque, itertools.starmap(exec, loading), 0),
+        read_errors,
+        read_texts,
         note_mask,
         loaded,
         functools.partial(collections.deque, map(call, iter(next_call, None)), 0),
@@ -566,13 +590,6 @@ class _UnraisableArgs:
 
     def __init__(self, error):
         self.exc_type, self.exc_value, self.exc_traceback, self.err_msg, self.object = type(error), error, None, None, None
-
-
-def _str_or_none(error):
-    try:
-        return str(error)
-    except BaseException:  # noqa: B036 (a hostile __str__ must not break reporting)
-        return None
 
 
 # The function that makes each call, and the only frame below the candidate's during one: compiled
@@ -631,7 +648,7 @@ _exit_code = SystemExit.__dict__["code"].__get__  # the slot itself: a subclass'
 def _clean_exit(error):
     """`error` is a SystemExit that `python main.py` would end with status 0: code None, 0 or
     False (unittest.main()'s `sys.exit(not successful)`), of exact types."""
-    if not isinstance(error, SystemExit):
+    if not issubclass(type(error), SystemExit):  # by its type: a `__class__` of its own never runs
         return False
     code = _exit_code(error)
     return code is None or (type(code) in (int, bool) and code == 0)

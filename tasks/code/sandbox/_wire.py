@@ -32,8 +32,16 @@ accident (-1 and -2 do), far below the cap. `safe_text` makes any text printable
 control bytes) before it reaches a report.
 """
 
+import _json
+import builtins
 import json
 import re
+
+# Every function and class below looks builtin names up in this private copy of the builtins, made
+# when the module is imported (in the jail: by the fork server, before any candidate code), so a
+# candidate that rebinds `builtins.len` or `builtins.isinstance` runs nothing in the jail's code
+# (CPython 3.11 takes a function's builtins from its module's `__builtins__` when it is created).
+globals()["__builtins__"] = dict(vars(builtins))
 
 MAX_DEPTH = 50
 MAX_ITEMS = 200_000
@@ -52,15 +60,46 @@ _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _WELL_QUOTED = re.compile(rb'(?:[^"]++|"(?:[^"\\]|\\.)*+")*+')
 _SMALL_INT = 1 << 62
 
-_dumps = json.JSONEncoder(ensure_ascii=True, check_circular=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _not_json(value):
+    raise WireError(f"not a JSON value: {type(value).__name__}")
 
 
 def _no_objects(pairs):
     raise WireError("a JSON object in a record")
 
 
-_loads = json.JSONDecoder(object_pairs_hook=_no_objects).decode
-_loads_with_objects = json.JSONDecoder().decode  # the parent's own job record, read in the jail
+# The C encoder and scanner of the `json` package, called directly: its Python layer
+# (`JSONEncoder.encode`, `JSONDecoder.decode`) looks builtins up in the shared builtins at every
+# call, where a candidate's rebinding would run inside the jail's own code between calls.
+_encode_chunks = _json.make_encoder(None, _not_json, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+# (typeshed types a scanner's context as a scanner; it is any object with a decoder's attributes)
+_scan_array = _json.make_scanner(json.JSONDecoder(object_pairs_hook=_no_objects))  # type: ignore[arg-type]
+_scan_with_objects = _json.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # the parent's job, read in the jail
+
+
+def _dumps(record):
+    return "".join(_encode_chunks(record, 0))
+
+
+def _scanned(scan, text):
+    """The one JSON value that is all of `text` (no whitespace around it: `dumps` writes none)."""
+    try:
+        value, end = scan(text, 0)
+    except StopIteration:
+        raise WireError("undecodable record: no JSON value") from None
+    if end != len(text):
+        raise WireError("undecodable record: extra data")
+    return value
+
+
+def _loads(text):
+    return _scanned(_scan_array, text)
+
+
+def _loads_with_objects(text):
+    return _scanned(_scan_with_objects, text)
 
 
 class WireError(ValueError):

@@ -127,3 +127,37 @@ def test_the_reply_never_runs_the_candidates_hash_or_eq() -> None:
     )
     result = run_tests(HASHED, test, "probe", FAST)
     assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
+# Every builtin and every attribute of the modules the jail's code uses, rebound at load to a
+# pass-through that notes its name: the jail's own code between calls (reading a request, sending
+# a reply, the load's outcome) must call none of them, or the candidate's code would run there,
+# with the jail's frames below it.
+REBOUND = """
+import _signal, builtins, collections, functools, itertools, json, operator, os, re, select, signal, sys
+_append, _setattr, _callable, _issubclass, _dir, _getattr = list.append, setattr, callable, issubclass, dir, getattr
+HITS = []
+def _wire(name, original):
+    def wire(*args, **kwargs):
+        _append(HITS, name)
+        return original(*args, **kwargs)
+    return wire
+def _replaceable(value, name):
+    if name.startswith("__") or name.endswith("hook") or not _callable(value):
+        return False
+    return not (isinstance(value, type) and _issubclass(value, BaseException))
+MODULES = (builtins, collections, functools, itertools, json, operator, os, re, select, signal, _signal, sys)
+TARGETS = [(module, name, _getattr(module, name)) for module in MODULES for name in _dir(module) if _replaceable(_getattr(module, name), name)]
+for module, name, value in TARGETS:
+    _setattr(module, name, _wire(module.__name__ + "." + name, value))
+def probe(x):
+    return HITS[:]
+"""
+
+
+def test_the_jail_between_calls_runs_nothing_the_candidate_rebound() -> None:
+    test = (
+        "def check(candidate):\n    assert candidate(1) == []\n    assert candidate(2) == []\n    assert candidate(3) == []\n"
+    )
+    result = run_tests(REBOUND, test, "probe", FAST)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])

@@ -20,13 +20,17 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
@@ -190,6 +194,109 @@ static PyObject *k_seccomp_filter(PyObject *self, PyObject *args) {
     return result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0));
 }
 
+/* The jail's fork, made by a thread of its own that has no Python frame (docs/sandbox.md, "The
+ * stack"). The thread takes the GIL (a thread state of its own, which `_thread._count()` does not
+ * count, as it counts only threads `_thread` started), forks with CPython's fork protocol, and in
+ * the child, where it is the only thread and so the main one, CPython runs the after-fork
+ * callbacks registered before: the jail's life, which ends in os._exit. In the parent the thread
+ * then waits for the child and notes its status: it lives as long as the child, whose
+ * parent-death signal is tied to the thread that forked it. One such child per process at a time
+ * (the jail's shell has one). */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int go, forked, exited, error, status;
+    pid_t pid;
+} bare = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static int write_last_pid(long pid) {
+    char text[32];
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int length = snprintf(text, sizeof text, "%ld", pid);
+    int written = (int)write(fd, text, (size_t)length);
+    close(fd);
+    return written == length ? 0 : -1;
+}
+
+static void *bare_thread(void *unused) {
+    pthread_mutex_lock(&bare.lock);
+    while (!bare.go) pthread_cond_wait(&bare.changed, &bare.lock);
+    pthread_mutex_unlock(&bare.lock);
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyOS_BeforeFork();
+    pid_t pid = fork();
+    if (pid == 0) {
+        PyOS_AfterFork_Child(); /* the jail's life: it ends in os._exit */
+        _exit(70);
+    }
+    int error = errno;
+    PyOS_AfterFork_Parent();
+    PyGILState_Release(gil);
+    pthread_mutex_lock(&bare.lock);
+    bare.pid = pid, bare.error = error, bare.forked = 1;
+    pthread_cond_broadcast(&bare.changed);
+    pthread_mutex_unlock(&bare.lock);
+    if (pid < 0) return NULL;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    pthread_mutex_lock(&bare.lock);
+    bare.status = status, bare.exited = 1;
+    pthread_cond_broadcast(&bare.changed);
+    pthread_mutex_unlock(&bare.lock);
+    return NULL;
+}
+
+/* bare_fork(thread_pid, child_pid): fork the child (after-fork callbacks registered), return its
+ * pid. With positive pids, and the right to set the PID namespace's next pid, the forking thread
+ * gets an id from `thread_pid` on and the child `child_pid`. */
+static PyObject *k_bare_fork(PyObject *self, PyObject *args) {
+    REFUSE_IF_SEALED();
+    long thread_pid = 0, child_pid = 0;
+    if (!PyArg_ParseTuple(args, "|ll", &thread_pid, &child_pid)) return NULL;
+    if (bare.go) {
+        PyErr_SetString(PyExc_RuntimeError, "bare_fork: one child per process");
+        return NULL;
+    }
+    pthread_t thread;
+    int placed = thread_pid > 0 && child_pid > 0 && write_last_pid(thread_pid - 1) == 0;
+    int error = pthread_create(&thread, NULL, bare_thread, NULL);
+    if (error != 0) {
+        errno = error;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    pthread_detach(thread);
+    Py_BEGIN_ALLOW_THREADS
+    if (placed) write_last_pid(child_pid - 1);
+    pthread_mutex_lock(&bare.lock);
+    bare.go = 1;
+    pthread_cond_broadcast(&bare.changed);
+    while (!bare.forked) pthread_cond_wait(&bare.changed, &bare.lock);
+    pthread_mutex_unlock(&bare.lock);
+    Py_END_ALLOW_THREADS
+    if (bare.pid < 0) {
+        errno = bare.error;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return PyLong_FromLong(bare.pid);
+}
+
+/* bare_wait(): the wait status of the child `bare_fork` made, once it has exited. */
+static PyObject *k_bare_wait(PyObject *self, PyObject *args) {
+    REFUSE_IF_SEALED();
+    if (!bare.forked || bare.pid < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "bare_wait: no child");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&bare.lock);
+    while (!bare.exited) pthread_cond_wait(&bare.changed, &bare.lock);
+    pthread_mutex_unlock(&bare.lock);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(bare.status);
+}
+
 static PyMethodDef methods[] = {
     {"errno", k_errno, METH_NOARGS, "errno of the last failed call here (0 after a success)."},
     {"seal", k_seal, METH_NOARGS, "seal(): every other call here raises PermissionError from now on."},
@@ -204,6 +311,8 @@ static PyMethodDef methods[] = {
     {"landlock_add_rule", k_landlock_add_rule, METH_VARARGS, "landlock_add_rule(ruleset, type, attr, flags)"},
     {"landlock_restrict_self", k_landlock_restrict_self, METH_VARARGS, "landlock_restrict_self(ruleset, flags)"},
     {"seccomp_filter", k_seccomp_filter, METH_VARARGS, "seccomp_filter(program): load a BPF program"},
+    {"bare_fork", k_bare_fork, METH_VARARGS, "bare_fork(thread_pid, child_pid): fork from a thread with no Python frame"},
+    {"bare_wait", k_bare_wait, METH_NOARGS, "bare_wait(): the wait status of bare_fork's child"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -68,13 +68,10 @@ import sys
 # cut back to exactly these.
 START_MODULES = frozenset(sys.modules)
 
-import _thread  # noqa: E402 (after the measurement above)
-import array  # noqa: E402
-import collections  # noqa: E402
+import array  # noqa: E402 (after the measurement above)
 import fcntl  # noqa: E402
 import functools  # noqa: E402
 import gc  # noqa: E402
-import operator  # noqa: E402
 import os  # noqa: E402
 import select  # noqa: E402
 import signal  # noqa: E402
@@ -94,7 +91,6 @@ import _landlock  # noqa: E402
 import _seccomp  # noqa: E402
 
 _MAX_MESSAGE = 256
-_BARE_FORK_TIMEOUT_S = 10
 _THREAD_PID_OFFSET = 1000  # where the forking thread's own id goes, out of the way of the jail's pid
 _SWEEP_RETRY_MS = 20  # a cgroup directory the kernel still holds busy is tried again after this
 _MAX_SPARES = 4  # run shapes (variant, limits) kept a spare init for: the first run's and the variant's
@@ -270,15 +266,18 @@ class _Forker:
             reader, writer = os.pipe()
             for callback in self._jail_life(fds, uid, in_pidns, variant, writer):
                 os.register_at_fork(after_in_child=callback)
-            jail = _BareFork(jail_pid)
+            # Forked by a thread of `_kernel`'s with no Python frame, which waits for it (the
+            # jail's stack then holds nothing of this server's: docs/sandbox.md, "The stack"); its
+            # own id goes out of the jail's way first.
+            _kernel.bare_fork(jail_pid + _THREAD_PID_OFFSET, jail_pid)
             _close_all_but(reader, fds[2])  # the channel's ends, the ruleset: only the jail holds them
             _drain(reader, fds[2], stderr_bytes)
-            code = os.waitstatus_to_exitcode(jail.wait())
+            code = os.waitstatus_to_exitcode(_kernel.bare_wait())
         finally:
             os._exit(code if code >= 0 else 128 - code)
 
     def _jail_life(self, fds, uid, in_pidns, variant, stderr_pipe):
-        """The jail's life as after-fork callbacks (`_BareFork`): its descriptors, then
+        """The jail's life as after-fork callbacks (`_kernel.bare_fork`): its descriptors, then
         `_jail.life`'s."""
         arguments = (0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
         return [functools.partial(self._jail_descriptors, fds, in_pidns, stderr_pipe), *_jail.life(*arguments, variant=variant)]
@@ -311,43 +310,6 @@ class _Forker:
             os.closerange(len(sources), _FD_CEILING)  # control socket, sibling pidfds, the copies above
         except BaseException:  # noqa: B036 (the jail cannot start: nothing of it may run)
             os._exit(70)
-
-
-class _BareFork:
-    """A child forked from a thread that has no Python frame (started with a C callable), which
-    then waits for it. In the child that thread is the only one, and so its main thread (CPython
-    makes it so after a fork), and the after-fork callbacks registered before run there, called
-    from C: the child's stack holds no frame of this server's, so no frame a candidate reaches by
-    `f_back` or is handed as a signal handler's `frame` is the fork server's or the jail's set-up.
-    The thread lives until the child exits: the child's parent-death signal is tied to the thread
-    that forked it, not to the process."""
-
-    def __init__(self, child_pid=None):
-        """`child_pid`: the pid the child should have in this PID namespace (the thread's own id is
-        moved out of its way first); without the right to set it, the kernel's next ones."""
-        self.pid: list[int] = []
-        self.status: list[tuple[int, int]] = []
-        go, forked, self.exited = _thread.allocate_lock(), _thread.allocate_lock(), _thread.allocate_lock()
-        for lock in (go, forked, self.exited):
-            lock.acquire()
-        call = operator.methodcaller("__call__")
-        fork_and_note: functools.partial[collections.deque] = functools.partial(collections.deque, map(self.pid.append, map(call, (os.fork,))), 0)
-        wait_and_note: functools.partial[collections.deque] = functools.partial(collections.deque, map(self.status.append, map(call, (os.wait,))), 0)
-        steps = (go.acquire, fork_and_note, forked.release, wait_and_note, self.exited.release)
-        placed = child_pid is not None and _next_pids_from(child_pid + _THREAD_PID_OFFSET)
-        _thread.start_new_thread(collections.deque, (map(call, steps), 0))
-        if placed:
-            _next_pids_from(child_pid - 1)
-        go.release()
-        if not forked.acquire(timeout=_BARE_FORK_TIMEOUT_S) or not self.pid:
-            raise OSError("the jail could not be forked")
-
-    def wait(self):
-        """The child's wait status, once it has exited (its only child: `os.wait`)."""
-        self.exited.acquire()
-        if not self.status:
-            raise OSError("the jail could not be waited for")
-        return self.status[0][1]
 
 
 _NS_LAST_PID = "/proc/sys/kernel/ns_last_pid"

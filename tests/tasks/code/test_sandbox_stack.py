@@ -32,6 +32,8 @@ GONE = {
     "sandbox_frame_below": f"any({SANDBOX_FILE} for f in {_FRAMES})",
     "sandbox_module_globals_below": f"any('_wire' in f.f_globals or '_hook' in f.f_globals for f in {_FRAMES})",
     "deep_stack": f"sum(1 for _ in {_FRAMES}) > 3",
+    # The thread that forked the jail, had `_thread` started it (a plain python3 counts 0).
+    "a_thread_counted_at_start": "__import__('_thread')._count() > 0",
 }
 # The caller's shape, which the variant's caller does not share: differential execution catches them.
 DIFFERING = {

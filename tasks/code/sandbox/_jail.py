@@ -211,7 +211,7 @@ def _is_pipe(fd, access_mode, uid):
     return (status.st_mode & 0o170000) == 0o010000 and status.st_uid == uid and (os.O_ACCMODE & fcntl.fcntl(fd, fcntl.F_GETFL)) == access_mode
 
 
-def _namespaces(workdir, disk_mb, shm_mb, network, plan):
+def _namespaces(workdir, disk_mb, shm_mb, network, plan, login=None):
     """Network, mount, IPC and UTS namespaces, then the jail's own root (`_root.enter`: the
     readable paths, the work dir's tmpfs of `disk_mb`, a private /dev/shm, and nothing else of the
     machine); where that cannot be built, the machine's tree with those two tmpfs mounted on it
@@ -227,7 +227,7 @@ def _namespaces(workdir, disk_mb, shm_mb, network, plan):
     exposure, root_plan = plan
     if root_plan is not None:
         try:
-            return applied + _root.enter(root_plan, workdir, workdir, disk_mb, shm_mb, SHM), True
+            return applied + _root.enter(root_plan, workdir, workdir, disk_mb, shm_mb, SHM, login), True
         except OSError:
             pass  # nothing pivoted: the machine's tree, confined by Landlock and the hook alone
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
@@ -393,7 +393,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         exposed = False
         status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
         if os.geteuid() == 0:
-            applied, exposed = _namespaces(workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan)
+            environment = job["environment"]
+            login = (uid, environment.get("USER", "user"), environment.get("HOME", "/home/user"), environment.get("SHELL", "/bin/sh"))
+            applied, exposed = _namespaces(workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan, login)
             isolation += applied
         os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
         # Stderr is the shell's pipe (capped there) only below its PID namespace's init; the machine's
@@ -408,7 +410,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             # The server's read layer names the machine's paths, and its write grant (the sandbox
             # root) lies outside this root: one layer of the jail's own instead, reads below its root.
             os.close(ruleset_fd)
-            confined = _landlock.confine_jail(workdir, shm, readable_root="/")
+            home = job["environment"].get("HOME") if "login_home" in isolation else None
+            confined = _landlock.confine_jail(workdir, shm, readable_root="/", home=home)
             isolation += ["landlock"] + confined if confined else []
         elif ruleset_fd >= 0:
             if _landlock.restrict(ruleset_fd):
@@ -418,6 +421,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         os.environ.clear()  # forked from the fork server, the jail starts with the server's environment
         os.environ.update(job["environment"])
         readable = readable_prefixes if "landlock" in isolation else None
+        if readable is not None and "login_home" in isolation:  # the login's accounts, its root's own
+            readable = (*readable, *_landlock.prefixes(_root.ACCOUNTS))
         main_path = workdir + "/main.py"
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
@@ -430,7 +435,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # The event that has the hook's seal checked after loading and after every call, kept in
         # `state`, which no frame the candidate reaches holds (none of the jail's is below its own).
         _seal, _seal_event = sys.audit, _hook.SEAL_EVENT
-        scratch = (SHM,) if "private_shm" in isolation else ()
+        scratch = ((SHM,) if "private_shm" in isolation else ()) + ((job["environment"]["HOME"],) if "login_home" in isolation else ())
         # First, a C function no signal handler can interrupt: it notes each event, and the hook
         # removes the note once it has judged the event (`_hook.make_hook`'s `pending`).
         pending: dict[str, object] = {}

@@ -106,9 +106,10 @@ def restrict(ruleset):
     return _kernel.landlock_restrict_self(ruleset, 0) == 0
 
 
-def confine_jail(workdir, shm=None, readable_root=None):
+def confine_jail(workdir, shm=None, readable_root=None, home=None):
     """The jail's own layer (see the module docstring); the names of the measures that applied.
-    `shm`: the jail's private /dev/shm (mounted in its own namespace), writable like the work dir.
+    `shm`: the jail's private /dev/shm (mounted in its own namespace), writable like the work dir;
+    so is `home`, the login's home (a tmpfs of the jail's own root).
     `readable_root`: in a jail that has a root of its own (`_root.py`), the layer also handles
     reading, and grants it below that root (everything there is readable by construction): it
     then replaces the server's read layer, whose write grant lies outside that root."""
@@ -122,7 +123,7 @@ def confine_jail(workdir, shm=None, readable_root=None):
     if ruleset < 0:
         return []
     try:
-        writable = [(workdir, rights)] + ([(shm, rights)] if shm else [])
+        writable = [(workdir, rights)] + ([(shm, rights)] if shm else []) + ([(home, rights)] if home else [])
         reads = [(readable_root, _READ)] if readable_root else []
         if not _add_rules(ruleset, rights, [*writable, *reads, ("/dev/null", _WRITE_FILE)]):
             return []

@@ -128,10 +128,31 @@ def _bind_read_only(source, target, is_dir):
     _mount(None, target, None, flags)
 
 
-def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm):
+# A Debian system's first accounts, and the login's own: what `pwd`, `grp`, `getpass` and `~` find.
+_PASSWD = (
+    "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+    "bin:x:2:2:bin:/bin:/usr/sbin/nologin\nsys:x:3:3:sys:/dev:/usr/sbin/nologin\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n{user}:x:{uid}:{uid}:{user},,,:{home}:{shell}\n"
+)
+_GROUP = "root:x:0:\ndaemon:x:1:\nbin:x:2:\nsys:x:3:\nnogroup:x:65534:\n{user}:x:{uid}:\n"
+HOME_MB = 4  # the login's home: a tmpfs of its own, as writable as the work dir
+ACCOUNTS = ("/etc/passwd", "/etc/group")
+
+
+def _accounts(staging, login):
+    """/etc/passwd and /etc/group naming the login (`login`: uid, user, home, shell)."""
+    uid, user, home, shell = login
+    os.makedirs(staging + "/etc", mode=0o755, exist_ok=True)
+    for path, text in zip(ACCOUNTS, (_PASSWD, _GROUP)):
+        with open(staging + path, "w", encoding="utf-8") as file:
+            file.write(text.format(uid=uid, user=user, home=home, shell=shell))
+
+
+def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     """Build the root on `staging` (an empty directory of the jail's mount namespace), mount the
-    work dir's tmpfs (`disk_mb`) and the private /dev/shm (`shm_mb`) in it, pivot into it and
-    detach the old root. The names of what applied ("tmpfs_workdir", "private_shm",
+    work dir's tmpfs (`disk_mb`), the private /dev/shm (`shm_mb`) and, with `login` (uid, user,
+    home, shell), the login's home (`HOME_MB`) and its accounts in /etc, pivot into it and detach
+    the old root. The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
     links, binds, covers = root_plan
     _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
@@ -148,6 +169,14 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm):
     os.makedirs(staging + shm, mode=0o755, exist_ok=True)
     shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
     _mount(b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options)
+    applied = ["tmpfs_workdir", "private_shm"]
+    if login is not None:
+        uid, _, home, _ = login
+        _accounts(staging, login)
+        os.makedirs(staging + home, mode=0o755, exist_ok=True)
+        _mount(b"tmpfs", staging + home, b"tmpfs", _MS_NOSUID | _MS_NODEV, f"size={HOME_MB}m,nr_inodes=1024,mode=0755".encode())
+        os.chown(staging + home, uid, uid)
+        applied.append("login_home")
     _mount(None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
     os.chdir(staging)
     # pivot_root(".", "."): the old root ends up mounted on top of the new one, and detaching "."
@@ -157,4 +186,4 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm):
     if _kernel.umount2(b".", _MNT_DETACH) != 0:  # pivoted: no falling back to the machine's tree now
         raise RuntimeError("the old root could not be detached")
     os.chdir("/")
-    return ["tmpfs_workdir", "private_shm", "minimal_root"]
+    return applied + ["minimal_root"]

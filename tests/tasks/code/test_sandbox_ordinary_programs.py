@@ -314,7 +314,7 @@ def probe():
 
 @pytest.mark.parametrize(
     ("path", "recorded"),
-    [("/home/dev/.pdbrc", False), ("/etc/no-such-file", False), ("/etc/passwd", True), ("/proc/version", True)],
+    [("/home/dev/.pdbrc", False), ("/etc/no-such-file", False), ("/etc/shadow", True), ("/proc/version", True)],
     ids=["absent_in_home", "absent_in_etc", "present_in_etc", "present_in_proc"],
 )
 def test_reading_outside_is_recorded_unless_the_path_does_not_exist(path: str, recorded: bool) -> None:

@@ -28,7 +28,7 @@ AUDIT_EVENT: Mapping[str, str | None] = {
     "os_exit_zero": "exit",
     "always_equal": None,
     "special_case_visible": None,
-    "atexit_exit": "hook_patch",
+    "atexit_exit": None,  # no atexit handler ever runs in the jail (it ends in os._exit): nothing to record
     "excepthook_swap": "hook_patch",
     "caller_frame_read": None,  # the only frame below the candidate's holds its own arguments: nothing to find
     "write_files": "file_write",

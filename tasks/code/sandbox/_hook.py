@@ -15,9 +15,11 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   process_inspection  open() of another process's /proc/<pid> entry -- refused
   file_read         open() for reading, outside the work dir and the readable paths, of a path that
                     exists -- refused; Landlock refuses it too, this records the attempt
-  ctypes            ctypes.dlopen/dlsym/cdata/..., and `import _ctypes` or `import ctypes` -- refused
-                    (ctypes would bypass everything else; no jail holds it, so any way to it loads
-                    the extension from disk and raises `import`: docs/sandbox.md, "No native code")
+  ctypes            ctypes.dlopen/dlsym/cdata/..., and the import of a module of `NATIVE` (ctypes,
+                    CPython's test modules, subinterpreters) by any name or from its file --
+                    refused (no jail holds one, so any way to it loads an extension from disk and
+                    raises `import`; its file is blanked in the jail's root too: docs/sandbox.md,
+                    "No native code in the jail")
   frame_inspection  an audited read that would hand out a frame of the sandbox's own code (the
                     jail's, this hook's, the fork server's: `sandbox_frame`): sys._getframe, a
                     traceback's tb_frame, a generator's, coroutine's or async generator's
@@ -30,11 +32,14 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   introspection     gc.get_objects/get_referrers/get_referents -- refused (they reach every object
                     of the jail, this hook's own closure among them)
   hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused (but doctest's own restoring
-                    of an absent trace, a call that changes nothing); atexit.register called by
-                    candidate code and a replaced sys.excepthook -- recorded (raised by the jail)
-  exit              SystemExit or os._exit (the jail raises "sandbox.exit") -- recorded
+                    of an absent trace, a call that changes nothing); a replaced sys.excepthook
+                    -- recorded (raised by the jail). (`os._exit` and `atexit.register` are the
+                    interpreter's own, unwrapped: a wrapper is a Python function, a tell. The jail
+                    ends in os._exit, so no atexit handler ever runs; an exit is the parent's
+                    record, below.)
+  exit              SystemExit out of a call (the jail raises "sandbox.exit") -- recorded
   code_patch        assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
-                    functions (this hook's, the exit and atexit recorders of `_jail.py`) -- refused; on any other function
+                    functions (this hook's, the jail's) -- refused; on any other function
                     (the candidate's, the library's: `types.coroutine` does it) it is allowed
 The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, `evidence_tampering`, see
 `channel.py` and `executor.py`).
@@ -65,6 +70,15 @@ import os
 import sys
 from types import FrameType  # already imported by the fork server (functools, signal): costs nothing
 
+# Modules that reach native code, or an interpreter without this hook, from pure Python: ctypes,
+# CPython's test modules (arbitrary memory reads and writes among their functions), and the
+# subinterpreter modules (a subinterpreter has no audit hook of the jail's). Refused and recorded
+# (`ctypes`) by whatever name they are asked for; the jail's root holds none of their files either
+# (`_root.plan` blanks them).
+NATIVE = frozenset({
+    "ctypes", "_ctypes", "_ctypes_test", "_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase",
+    "_testimportmultiple", "_testclinic", "_testsinglephase", "_xxsubinterpreters", "_xxinterpchannels", "_xxtestfuzz",
+})
 _SPAWN = frozenset(
     {
         "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
@@ -238,6 +252,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             (async_generator_type, "ag_frame"),
         )
     )
+    native = NATIVE
     reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
     every_signal = frozenset(valid_signals())
 
@@ -270,6 +285,19 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         elif t is not _str:
             return ""
         return realpath(path) + "/"
+
+    def native_import(args):
+        """The `import` event is of a module that reaches native code (`NATIVE`), told by the last
+        part of the name asked for and by the file loaded (an extension's init symbol is its
+        file's, whatever name it is loaded under: "alias._ctypes" is `_ctypes`)."""
+        if not args or _type(args[0]) is not _str:
+            return None
+        name = args[0].rpartition(".")[2]
+        path = args[1] if _len(args) > 1 and _type(args[1]) is _str else ""
+        loaded = path.rpartition("/")[2].partition(".")[0]
+        if name in native or loaded in native:
+            return args[0] if name in native else args[0] + " (" + loaded + ")"
+        return None
 
     def outside(path):
         resolved = resolve(path)
@@ -348,8 +376,8 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return "network", name + text(args[1:]), True
         elif name.startswith("ctypes."):
             return "ctypes", name, True
-        elif name == "import" and args and _type(args[0]) is _str and (args[0] == "_ctypes" or args[0] == "ctypes"):
-            return "ctypes", "import " + args[0], True  # any way, importlib's too: no copy is in memory
+        elif name == "import" and native_import(args) is not None:
+            return "ctypes", "import " + native_import(args), True  # any way, importlib's too: no copy is in memory
         elif name in file_change:
             if _any(outside(arg) for arg in args[:2] if _type(arg) is _str or _type(arg) is _bytes):
                 return "file_write", name + text(args), True
@@ -371,8 +399,6 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         elif name == "object.__setattr__" and _len(args) == 3 and _type(args[1]) is _str:
             if args[1] in function_state and sandbox_function(args[0]):
                 return "code_patch", "set " + text(args[1]) + " on " + text(args[0]), True
-        elif name == "sandbox.atexit_register" and called_by_candidate(extra):
-            return "hook_patch", "atexit.register", False
         elif name == seal_event and pending is not None and pending:
             left = unsettled()
             if left:

@@ -77,7 +77,6 @@ the run.
 """
 
 import _signal  # the C module: `signal` would import enum
-import atexit
 import builtins
 import collections
 import fcntl
@@ -360,6 +359,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     load_failure: list[object] = []  # what CPython hands sys.unraisablehook when the load raises
     load_errors: list[object] = []  # the exception of each (read from C: no frame of the jail's)
     load_texts: list[object] = []  # its text (`str`, called from C, the candidate's `__str__` too)
+    entry_lookup: list[tuple[dict, str]] = []  # (the program's namespace, the entry point's name)
+    entries: list[object] = []  # what the namespace holds under that name (looked up from C)
     outcome: list[object] = []  # the last call's: [True, value] or [False, error, its text]
     load_mask: list[set] = []  # the signals the candidate had blocked when its load ended
     state: dict[str, Any] = {}
@@ -448,12 +449,11 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         if bare:
             isolation.append("bare_stack")
         send(["isolation", isolation])
-        _record_exit_calls()
         state.update(job=job, audit=audit, seal=_seal, seal_event=_seal_event, excepthook=sys.excepthook)
         state["encode"], state["reset"] = _wire.encoder()
         state["caller"] = _caller(variant)
         namespace = _look_ordinary(main_path, start_modules)
-        state["namespace"] = namespace
+        entry_lookup.append((namespace, job["entry_point"]))
         try:
             program = compile(job["program"], main_path, "exec")
         except BaseException as error:  # noqa: B036 (a SyntaxError is the candidate's failure to load)
@@ -493,7 +493,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             # program's load as it would end `python main.py`: what it defined so far stays.
         state["seal"](state["seal_event"])
         job = state["job"]
-        entry = state["namespace"].get(job["entry_point"])
+        entry = entries[0] if entries else None
         if not callable(entry):
             send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
             _exit(0)
@@ -565,6 +565,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # the exception read.
     read_errors: functools.partial[collections.deque] = _partial(_deque, map(load_errors.append, map(operator.attrgetter("exc_value"), load_failure)), 0)
     read_texts: functools.partial[collections.deque] = _partial(_deque, map(load_texts.append, map(_str, load_errors)), 0)
+    # The entry point, looked up from C too: a key of the candidate's that equals its name (a str
+    # subclass with its own `__eq__`) runs with no frame of the jail's below it.
+    read_entry: functools.partial[collections.deque] = _partial(_deque, map(entries.append, itertools.starmap(dict.get, entry_lookup)), 0)
 
     return [
         set_up,
@@ -572,6 +575,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         read_errors,
         read_texts,
         note_mask,
+        read_entry,
         loaded,
         functools.partial(collections.deque, map(call, iter(next_call, None)), 0),
         functools.partial(_exit, 70),
@@ -697,25 +701,3 @@ def _look_ordinary(main_path, start_modules=None):
         for name in [name for name in sys.modules if name not in start_modules]:
             del sys.modules[name]
     return module.__dict__
-
-
-def _record_exit_calls():
-    """os._exit and atexit.register leave an event (the parent also sees the jail's exit itself).
-
-    The wrappers raise audit events the hook records, rather than holding the jail's `event`:
-    they are reachable from the candidate (`os._exit.__closure__`), and nothing reachable from
-    the candidate may hold the reporting path."""
-    real_exit, real_register, audit = os._exit, atexit.register, sys.audit
-
-    def exit_recorder(status=0):
-        audit("sandbox.exit", status)
-        real_exit(status)
-
-    def register_recorder(function, *args, **kwargs):
-        audit("sandbox.atexit_register")
-        return real_register(function, *args, **kwargs)
-
-    os._exit = exit_recorder
-    # A module attribute replaced at run time: the recorder passes anything through, so it is not
-    # typed as generic over the signature that typeshed gives atexit.register.
-    atexit.register = register_recorder  # type: ignore[assignment]

@@ -26,6 +26,7 @@ called per jail, as root, in its fresh mount namespace, before it drops its priv
 
 import os
 
+import _hook
 import _kernel
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 1 << 12
@@ -54,9 +55,10 @@ def _walk(path):
 
 
 def plan(readable):
-    """(links, binds, covers): the links to recreate, [(path, target)]; the real paths to bind,
-    [(path, is_dir)], none below another; and the directories inside those binds to cover with an
-    empty read-only tmpfs (`_coalesce`). For the readable paths that exist."""
+    """(links, binds, covers, blanks): the links to recreate, [(path, target)]; the real paths to
+    bind, [(path, is_dir)], none below another; the directories inside those binds to cover with an
+    empty read-only tmpfs (`_coalesce`); and the extension files inside them to blank (`_blank`,
+    `_native_files`). For the readable paths that exist."""
     links, binds = {}, {}
     for path in readable:
         met, real = _walk(os.path.abspath(path))
@@ -72,7 +74,18 @@ def plan(readable):
         tuple((link, target) for link, target in sorted(links.items()) if not link.startswith(beneath)),
         tuple((path, binds[path]) for path in kept),
         tuple(sorted(path for path in covers if path.startswith(beneath))),
+        _native_files(path for path, is_dir in binds.items() if is_dir and path in kept),
     )
+
+
+def _native_files(directories):
+    """The extension modules below `directories` that reach native code from pure Python
+    (`_hook.NATIVE`: ctypes, CPython's test modules, subinterpreters), by file name."""
+    found = []
+    for directory in directories:
+        for parent, _, names in os.walk(directory):
+            found += [os.path.join(parent, name) for name in names if name.endswith(".so") and name.partition(".")[0] in _hook.NATIVE]
+    return tuple(sorted(found))
 
 
 _MAX_COVERS = 2  # per directory: the package dirs beside the standard library's modules
@@ -148,19 +161,39 @@ def _accounts(staging, login):
             file.write(text.format(uid=uid, user=user, home=home, shell=shell))
 
 
+def _blank(staging, paths):
+    """An empty regular file in place of each of `paths` (extensions no jail may load): the
+    import system still finds a file there, so loading it raises the `import` event the hook
+    refuses and records, and were the hook bypassed, the file is no ELF object. The empty file
+    lives on a tmpfs mounted for the while, detached once bound (the binds keep it)."""
+    holder = staging + "/.blank"
+    os.makedirs(holder, mode=0o700)
+    _mount(b"tmpfs", holder, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=2,mode=0700")
+    empty = holder + "/empty"
+    os.close(os.open(empty, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+    for path in paths:
+        _mount(empty.encode(), staging + path, None, _MS_BIND)
+        _mount(None, staging + path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NOEXEC | _MS_NODEV)
+    if _kernel.umount2(holder.encode(), _MNT_DETACH) != 0:
+        raise OSError("umount " + holder)
+    os.rmdir(holder)
+
+
 def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     """Build the root on `staging` (an empty directory of the jail's mount namespace), mount the
     work dir's tmpfs (`disk_mb`), the private /dev/shm (`shm_mb`) and, with `login` (uid, user,
     home, shell), the login's home (`HOME_MB`) and its accounts in /etc, pivot into it and detach
     the old root. The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
-    links, binds, covers = root_plan
+    links, binds, covers, blanks = root_plan
     _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
     for link, target in links:
         os.makedirs(os.path.dirname(staging + link), mode=0o755, exist_ok=True)
         os.symlink(target, staging + link)
     for path, is_dir in binds:
         _bind_read_only(path, staging + path, is_dir)
+    if blanks:
+        _blank(staging, blanks)
     for path in covers:  # what lies below a bound directory but is not readable: hidden, empty
         _mount(b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
     os.makedirs(staging + workdir, mode=0o711, exist_ok=True)

@@ -119,3 +119,19 @@ def test_hook_resolves_paths_without_library_code_a_candidate_could_patch(tmp_pa
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     for path in [str(tmp_path / "link" / ".." / "link" / "file"), "/proc/self/fd", "relative/x", str(tmp_path / "loop"), "/"]:
         assert realpath(path) == os.path.realpath(path), path
+
+
+def test_hook_refuses_patching_a_function_of_the_sandboxs_own(tmp_path: Path) -> None:
+    """No function of the sandbox's is within a candidate's reach (docs/sandbox.md, "The stack"),
+    and were one reached, assigning its `__code__` is refused and recorded (`code_patch`); the
+    candidate's own functions stay its own to change."""
+    hook_module = _sandbox_module("_hook")
+    read_end, write_end = os.pipe()
+    hook = hook_module.make_hook(write_end, str(tmp_path), None, [3])
+    with pytest.raises(PermissionError, match="sandbox refused"):
+        hook("object.__setattr__", (hook_module.make_text, "__code__", (lambda: None).__code__))
+    hook("object.__setattr__", (lambda: None, "__code__", (lambda: None).__code__))
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as records:
+        lines = records.read().splitlines()
+    assert [json.loads(line.lstrip(b"\x1e"))[1] for line in lines] == ["code_patch"]

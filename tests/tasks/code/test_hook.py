@@ -92,8 +92,8 @@ def _kinds(result: ExecutionResult) -> set[str]:
 # through whatever calls it: the hook must neither call one nor lose a record.
 REBOUND = """
 import builtins, gc, os, sys, _socket
-_setattr, _open, _getframe, _settrace, _system, _recorder = setattr, open, sys._getframe, sys.settrace, os.system, os._exit
-_socket_new, _import, _get_objects, _code = _socket.socket, __import__, gc.get_objects, (lambda status=0: None).__code__
+_setattr, _open, _getframe, _settrace, _system = setattr, open, sys._getframe, sys.settrace, os.system
+_socket_new, _import, _get_objects = _socket.socket, __import__, gc.get_objects
 HITS = []
 def _wire(name):
     def wire(*args, **kwargs):
@@ -135,11 +135,12 @@ def _reach_hook_frame():  # the hook's frame, in the traceback of one of its ref
             entry.tb_frame
             entry = entry.tb_next
 _armed(_reach_hook_frame)
-_armed(_setattr, _recorder, "__code__", _code)
 def probe():
     return [len(TARGETS) > 300, sorted(set(HITS))]
 """
-EVERY_KIND = {"file_read", "file_write", "process_spawn", "network", "ctypes", "introspection", "hook_patch", "frame_inspection", "code_patch"}
+# (code_patch: no function of the sandbox's is within the candidate's reach any more; the hook's
+# refusal of one is tested with forged events, below)
+EVERY_KIND = {"file_read", "file_write", "process_spawn", "network", "ctypes", "introspection", "hook_patch", "frame_inspection"}
 
 
 def test_rebinding_every_name_the_hook_could_use_silences_no_record() -> None:

@@ -225,10 +225,11 @@ def probe():
     return [P(1, 2).x, Q(3).a, Color.RED.value, D().x, collections.namedtuple("R", "a")(4).a]
 """
 FRAME_AND_EXIT_HOOK_USE = """
-import atexit, inspect, sys
+import atexit, inspect, os, sys
 def probe():
     inspect.currentframe().f_back
     atexit.register(print)
+    assert type(os._exit) is type(len) and type(atexit.register) is type(len)
     frames, frame = [], sys._getframe(0)
     while frame is not None:
         frames.append([frame.f_code.co_name, sorted(frame.f_locals)])
@@ -244,13 +245,15 @@ def test_library_frame_reads_and_registrations_are_not_the_candidates() -> None:
     assert (result.outcome, result.audit_events) == ("pass", ()), result.reason
 
 
-def test_no_frame_of_the_jail_lies_below_the_candidates_and_its_exit_handlers_are_recorded() -> None:
+def test_no_frame_of_the_jail_lies_below_the_candidates_and_exit_calls_are_the_interpreters_own() -> None:
     """Its own frames are the candidate's to read (no record); below them lies only the caller's,
-    which holds the call's own arguments; an exit handler it registers is recorded."""
+    which holds the call's own arguments. `atexit.register` and `os._exit` are the interpreter's
+    own (red team sandbox5 `w1`: wrappers of the jail's were Python functions, a tell both runs
+    shared): an exit handler registered never runs (the jail ends in os._exit), so nothing records it."""
     expected = [["probe", ["frame", "frames"]], ["check", ["args", "candidate", "kwargs", "outcome"]]]
     result = run_tests(FRAME_AND_EXIT_HOOK_USE, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
-    assert [event["kind"] for event in result.audit_events] == ["hook_patch"]
+    assert result.audit_events == ()
     assert "bare_stack" in result.isolation
 
 

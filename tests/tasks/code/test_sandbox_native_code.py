@@ -153,3 +153,33 @@ def test_the_compiled_filter_refuses_by_error_and_kills_on_a_signal_to_another_p
     }
     assert answer["signal"] == signal.SIGSYS
     assert answer["offsets"] >= 1
+
+
+# Red team sandbox5 `n1_ctypes_alias_hook_off`: `_ctypes` loaded from its file under another name
+# ("alias._ctypes": an extension's init symbol is its file's), which a check of the name asked for
+# let by; from there a Union of an int and a char pointer read and wrote any address, turned the
+# audit hook off and silenced every record. The same for CPython's test modules (memory at will)
+# and the subinterpreter modules (an interpreter with no audit hook of the jail's).
+ALIASED = """
+import glob, importlib.machinery, importlib.util, os, sys
+def probe(name):
+    paths = glob.glob([entry for entry in sys.path if entry.endswith("lib-dynload")][0] + "/" + name + ".*.so")
+    if not paths:
+        return "no such file", None
+    kind = "empty" if os.stat(paths[0]).st_size == 0 else "an ELF file"
+    try:
+        loader = importlib.machinery.ExtensionFileLoader("alias." + name, paths[0])
+        importlib.util.module_from_spec(importlib.util.spec_from_file_location("alias." + name, paths[0], loader=loader))
+        return "loaded", kind
+    except BaseException as error:
+        return type(error).__name__, kind
+"""
+
+
+@pytest.mark.parametrize("name", ["_ctypes", "_testcapi", "_xxsubinterpreters"])
+def test_a_native_module_loaded_under_another_name_is_refused_and_its_file_blanked(name: str) -> None:
+    result = run_tests(ALIASED, f"def check(candidate):\n    assert candidate({name!r}) == ('PermissionError', 'empty')\n", "probe", FAST)
+    if result.cases and result.cases[0].returned == ("('no such file', None)",):
+        pytest.skip(f"this Python has no {name} extension")
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+    assert [(event["kind"], event["detail"]) for event in result.audit_events] == [("ctypes", f"import alias.{name}")]

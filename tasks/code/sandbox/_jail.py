@@ -87,6 +87,7 @@ import os
 import resource
 import select
 import sys
+import types
 from typing import Any
 
 import _cgroup
@@ -348,6 +349,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # builtins these functions use are this module's private copy.
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
+    _function, _dict = types.FunctionType, dict
     _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
     sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
     qualname = type.__dict__["__qualname__"].__get__
@@ -427,6 +429,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         main_path = workdir + "/main.py"
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
+        state["caller"] = _caller(workdir, variant)
         os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
             isolation.append("seccomp")
@@ -451,7 +454,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         send(["isolation", isolation])
         state.update(job=job, audit=audit, seal=_seal, seal_event=_seal_event, excepthook=sys.excepthook)
         state["encode"], state["reset"] = _wire.encoder()
-        state["caller"] = _caller(variant)
         namespace = _look_ordinary(main_path, start_modules)
         entry_lookup.append((namespace, job["entry_point"]))
         try:
@@ -526,7 +528,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         _, call_id, args, kwargs = request
         current_call[0] = call_id
         state["reset"]()
-        made: functools.partial[None] = _partial(state["caller"], state["entry"], tuple(_decode(args)), _decode(kwargs), outcome)
+        code, namespace, names = state["caller"]
+        namespace = _dict(namespace)
+        namespace[names[0]], namespace[names[1]], namespace[names[2]], namespace[names[3]] = state["entry"], tuple(_decode(args)), _decode(kwargs), outcome
+        made = _function(code, namespace)  # module code called as a function: no `exec` (an audited event) per call
         # The call, its reply, then the wait for the next request, each called from C in turn, with
         # the candidate's signals held back (`signals_held`) while the jail's own code runs.
         hold, release = state["hold"], state["release"]
@@ -601,54 +606,58 @@ class _UnraisableArgs:
         self.exc_type, self.exc_value, self.exc_traceback, self.err_msg, self.object = type(error), error, None, None, None
 
 
-# The function that makes each call, and the only frame below the candidate's during one: compiled
-# here from source, with a private copy of the builtins and no module of the sandbox's as globals,
-# so that `f_back` from the candidate reaches nothing but the call's own arguments and the list its
-# outcome goes to. The hidden run and the variant's differ in its name, file, names and depth,
-# so a function conditioned on the shape of the stack above it answers differently in the two.
+# What makes each call, and the only frame below the candidate's during one: the module code of
+# a test file written beside the program, run per call as a function of that code (called from
+# C; no `exec`, which would raise an audit event per call) in a fresh namespace that holds the
+# call's arguments and the list its outcome goes to, with a private copy of the builtins: a `<module>` frame of a file on disk with nothing below it, as a test runner's
+# import of a test file gives, and `f_back` from the candidate reaches nothing else. The hidden run
+# and the variant's differ in the file, its module's name, the names and the depth, so a function
+# conditioned on the shape of the stack above it answers differently in the two.
 _CALLERS = (
     (
-        "<string>",
-        "def check(candidate, args, kwargs, outcome):\n"
+        "test_main.py", "test_main", ("candidate", "args", "kwargs", "outcome"),
+        "try:\n"
+        "    outcome.append(True)\n"
+        "    outcome.append(candidate(*args, **kwargs))\n"
+        "except BaseException as error:\n"
+        "    outcome.clear()\n"
+        "    outcome.append(False)\n"
+        "    outcome.append(error)\n"
         "    try:\n"
-        "        outcome.append(True)\n"
-        "        outcome.append(candidate(*args, **kwargs))\n"
-        "    except BaseException as error:\n"
-        "        outcome.clear()\n"
-        "        outcome.append(False)\n"
-        "        outcome.append(error)\n"
-        "        try:\n"
-        "            outcome.append(str(error))\n"
-        "        except BaseException:\n"
-        "            outcome.append(None)\n",
-        "check",
+        "        outcome.append(str(error))\n"
+        "    except BaseException:\n"
+        "        outcome.append(None)\n",
     ),
     (
-        "test_solution.py",
-        "def _call(function, positional, named):\n"
-        "    return function(*positional, **named)\n"
-        "def test_solution(function, positional, named, results):\n"
+        "tests/test_solution.py", "tests.test_solution", ("solution", "positional", "named", "results"),
+        "def test_solution():\n"
+        "    return solution(*positional, **named)\n"
+        "try:\n"
+        "    results.append(True)\n"
+        "    results.append(test_solution())\n"
+        "except BaseException as failure:\n"
+        "    results.clear()\n"
+        "    results.append(False)\n"
+        "    results.append(failure)\n"
         "    try:\n"
-        "        results.append(True)\n"
-        "        results.append(_call(function, positional, named))\n"
-        "    except BaseException as failure:\n"
-        "        results.clear()\n"
-        "        results.append(False)\n"
-        "        results.append(failure)\n"
-        "        try:\n"
-        "            results.append(str(failure))\n"
-        "        except BaseException:\n"
-        "            results.append(None)\n",
-        "test_solution",
+        "        results.append(str(failure))\n"
+        "    except BaseException:\n"
+        "        results.append(None)\n",
     ),
 )
 
 
-def _caller(variant):
-    filename, source, name = _CALLERS[1 if variant else 0]
-    namespace = {"__builtins__": dict(builtins.__dict__), "__name__": filename.removesuffix(".py")}
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace[name]
+def _caller(workdir, variant):
+    """(code, namespace, names): the caller's code, compiled from the test file it writes in
+    `workdir`; the namespace each call's copy starts from; the names of the entry point, the
+    arguments, the keyword arguments and the outcome list in it."""
+    relative, module, names, source = _CALLERS[1 if variant else 0]
+    path = os.path.join(workdir, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as test_file:
+        test_file.write(source)
+    namespace = {"__builtins__": dict(builtins.__dict__), "__name__": module, "__file__": path}
+    return compile(source, path, "exec"), namespace, names
 
 
 _exit_code = SystemExit.__dict__["code"].__get__  # the slot itself: a subclass's property never runs
@@ -677,7 +686,6 @@ def _look_ordinary(main_path, start_modules=None):
     it needs; a candidate that imports one of them gets a fresh copy."""
     import gc
     import importlib.machinery
-    import types
 
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if entry and os.path.abspath(entry) != here]

@@ -45,8 +45,13 @@ def variant_limits(limits: dict[str, Any]) -> dict[str, Any]:
     threads) twice their soft ones (the first run's equal them). With the cgroups the jail shows
     a login's other limits and varies them itself (`_jail._login_limits`); without them every
     limit here is an rlimit, so neither a limit's value nor its shape is the same in both runs,
-    and every hard limit stays finite: the candidate may raise its soft limits to them."""
-    return {**limits, "memory_mb": limits["memory_mb"] + 512, "open_files": limits["open_files"] * 2, "hard_factor": 2}
+    and every hard limit stays finite: the candidate may raise its soft limits to them. Twice the
+    threads too: how many threads it may start is a limit as seen like the others (red team
+    sandbox5 `w6`: a function right only when its 41st thread was refused passed both runs)."""
+    return {
+        **limits, "memory_mb": limits["memory_mb"] + 512, "open_files": limits["open_files"] * 2, "threads": limits["threads"] * 2,
+        "hard_factor": 2,
+    }
 
 
 def differing_answer(first: Sequence[Answer], second: Sequence[Answer]) -> str | None:

@@ -202,7 +202,7 @@ def probe():
     ("program", "expected", "kinds"),
     [
         pytest.param(INTROSPECTION, INTROSPECTION_SEES, set(), id="ordinary_introspection_leaves_no_record"),
-        pytest.param(REACH, ["check", "probe"], {"frame_inspection", "file_read"}, id="reaching_a_sandbox_frame_is_refused_and_recorded"),
+        pytest.param(REACH, ["<module>", "probe"], {"frame_inspection", "file_read"}, id="reaching_a_sandbox_frame_is_refused_and_recorded"),
     ],
 )
 def test_frame_reads_are_judged_by_the_frame_they_hand_out(program: str, expected: object, kinds: set[str]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.code import load
-from tasks.code.sandbox import run_tests
+from tasks.code.sandbox import SandboxLimits, run_tests
 from tasks.config import TaskConfig
 from tests.support.sandbox_attacks import FAST
 from tests.tasks.code.test_sandbox_ordinary import ROWS, conditioned
@@ -37,9 +37,16 @@ GONE = {
 }
 # The caller's shape, which the variant's caller does not share: differential execution catches them.
 DIFFERING = {
-    "caller_name": "sys._getframe(1).f_code.co_name == 'check'",
-    "caller_file": "sys._getframe(1).f_code.co_filename == '<string>'",
+    "caller_name": "sys._getframe(1).f_code.co_name == '<module>'",
+    "caller_file": "sys._getframe(1).f_code.co_filename.endswith('/test_main.py')",
+    "caller_module": "sys._getframe(1).f_globals.get('__name__') == 'test_main'",
     "nothing_below_the_caller": "sys._getframe(1).f_back is None",
+}
+# What a plain test run shows too (red team sandbox5 `w4`, `w5`: the bottom frame was never a
+# `<module>`, and the caller's file was on no disk, in either run): none may be a tell.
+ORDINARY = {
+    "bottom_frame_is_a_module": f"[f for f in {_FRAMES}][-1].f_code.co_name == '<module>'",
+    "callers_file_on_disk": "os.path.isfile(sys._getframe(1).f_code.co_filename)",
 }
 
 
@@ -55,6 +62,13 @@ def test_no_frame_of_the_sandbox_is_below_the_candidate(task_id: str, tell: str)
 def test_a_function_conditioned_on_its_caller_is_environment_dependent(task_id: str, tell: str) -> None:
     outcome = DATA.anchors.check(task_id, conditioned(task_id, tell))
     assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+@pytest.mark.parametrize("tell", list(ORDINARY.values()), ids=list(ORDINARY))
+def test_what_a_plain_test_run_shows_holds_in_both_runs(task_id: str, tell: str) -> None:
+    outcome = DATA.anchors.check(task_id, conditioned(task_id, tell))
+    assert (outcome.correct, outcome.details["differential"]) == (True, "same"), outcome.details["reason"]
 
 
 @pytest.mark.parametrize("task_id", PROBLEMS[:2])
@@ -163,3 +177,16 @@ def test_the_jail_between_calls_runs_nothing_the_candidate_rebound() -> None:
     )
     result = run_tests(REBOUND, test, "probe", FAST)
     assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
+def test_a_function_right_only_at_the_thread_cap_is_environment_dependent() -> None:
+    """Red team sandbox5 `w6`: the 41st thread refused in both runs. The variant may start twice
+    as many threads, so a function conditioned on the cap answers differently there."""
+    capped = conditioned("HumanEval/0", "_CAPPED").replace(
+        "import os, sys\n",
+        "import os, sys, threading, time\n"
+        f"def _cap():\n    try:\n        for _ in range({SandboxLimits().threads + 5}):\n            threading.Thread(target=time.sleep, args=(0.3,)).start()\n"
+        "    except RuntimeError:\n        return True\n    return False\n_CAPPED = _cap()\n",
+    )
+    outcome = DATA.anchors.check("HumanEval/0", capped)
+    assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]

@@ -14,6 +14,7 @@ import atexit
 import functools
 import os
 import shutil
+import sys
 import sysconfig
 import tempfile
 import threading
@@ -21,6 +22,7 @@ import threading
 _PACKAGE_DIRS = ("site-packages", "dist-packages")
 # The device nodes an ordinary program uses (the jail's /dev holds these and its private /dev/shm).
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+_LOGIN_PATH = ("/usr/local/bin", "/usr/bin", "/bin")  # the directories of the jail's PATH (`launch.environment`)
 
 
 @functools.cache
@@ -28,7 +30,7 @@ def readable_paths() -> tuple[str, ...]:
     """The stdlib's entries except package dirs, its neighbours in a private `<prefix>/lib`
     (libpython), the multiarch shared-library dirs (not /usr/lib wholesale: Debian's dist-packages
     live there), the loader cache, time-zone and locale data (`locale.setlocale(LC_ALL, "")` reads
-    it) and `DEVICES`. Missing paths are skipped later. In a jail with a root of its own
+    it), `DEVICES`, the interpreter and the `python3` and `sh` a login's PATH finds. Missing paths are skipped later. In a jail with a root of its own
     (`_root.py`) these are all it sees of the machine."""
     stdlib = sysconfig.get_paths()["stdlib"]
     library = os.path.dirname(stdlib)
@@ -36,6 +38,10 @@ def readable_paths() -> tuple[str, ...]:
     paths = [*DEVICES, "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/usr/lib/locale", "/usr/share/locale", "/lib64", "/usr/lib64"]
     if multiarch:
         paths += [f"/lib/{multiarch}", f"/usr/lib/{multiarch}"]
+    # The interpreter itself (`sys.executable`), and the programs a login's PATH finds first (a
+    # `python3`, `/bin/sh`): a jail where none exists is a tell (red team sandbox5 `d1`). Nothing
+    # can run them (seccomp refuses exec); they are only there, as anywhere.
+    paths += [sys.executable, "/bin/sh", *(os.path.join(directory, "python3") for directory in _LOGIN_PATH)]
     paths += [os.path.join(stdlib, name) for name in sorted(os.listdir(stdlib)) if name not in _PACKAGE_DIRS]
     if library not in ("/usr/lib", "/lib", "/usr/local/lib"):  # a private prefix (pyenv, a venv's base)
         paths += [os.path.join(library, name) for name in sorted(os.listdir(library)) if not name.startswith("python")]

@@ -71,6 +71,11 @@ GONE = {
     "home_missing": "not os.path.isdir(os.environ['HOME'])",
     "home_not_writable": "not os.access(os.environ['HOME'], os.W_OK)",
     "no_account": "os.getuid() not in [entry.pw_uid for entry in __import__('pwd').getpwall()]",
+    # The interpreter and a login's programs (red team sandbox5 `d1`): in the jail's own root none
+    # was there, so `sys.executable` named no file and `shutil.which("python3")` found nothing.
+    "interpreter_missing": "not os.path.exists(sys.executable)",
+    "no_python_on_the_path": "__import__('shutil').which('python3') is None",
+    "no_shell": "not os.path.exists('/bin/sh')",
     "account_unlike_the_environment": "__import__('pwd').getpwuid(os.getuid()).pw_dir != os.environ['HOME']",
     # A finite file-size limit (16 MiB; the variant's hard limit twice the soft one): it is a
     # login's, unlimited, in both runs now that stderr is a pipe its shell caps (`_zygote._drain`).

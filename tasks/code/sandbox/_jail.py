@@ -334,15 +334,15 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
          variant=False):
     """The jail's whole life, as callbacks to call one after another from C, so that no frame of
     the sandbox is on the stack while candidate code runs (`_zygote` makes them the after-fork
-    callbacks of a fork made from a thread with no Python frame, `os.register_at_fork`; CPython
-    calls each from C, and a callback that raises does not stop the next). In order: `set_up`
-    (every measure, the hook, the program written; it reads the job and returns), the load
-    (`exec` of the program called by C: its module frame has no frame below it, as in `python3
-    main.py`), `loaded` (abort, or "ready"), the calls (`_calls`: each call is made by the
-    `caller`, a small function of no module of the sandbox's, `_caller`, called by C, and
-    between calls `next_call` reads the next request and sends the last reply; neither is on the
-    stack during a call), and an exit. Every path ends in os._exit (atexit handlers and IO
-    teardown never run)."""
+    callbacks of a fork made by a thread with no Python frame, `_kernel.bare_fork`; CPython calls
+    each from C, and a callback that raises does not stop the next). In order: `set_up` (every
+    measure, the hook, the program and its test file written; it reads the job and returns), the
+    load (`exec` of the program called by C: its module frame has nothing below it, as in
+    `python3 main.py`), the load's outcome and the entry point read from C, `loaded` (abort, or
+    "ready"), then the calls: `next_call` reads a request and returns, for C to call in turn, the
+    call itself (the test file's module code as a function, `_caller`), `reply` and the wait for
+    the next request; no function of the jail's is on the stack during a call. Every path ends
+    in os._exit (atexit handlers and IO teardown never run)."""
     # Everything the jail's code uses once candidate code has run is bound here, in the shell,
     # before the fork: a shared module's attribute (`functools.partial`, `sys.excepthook`) read later
     # would be whatever the candidate made it (even `sys.__class__` can be replaced), and the
@@ -528,12 +528,13 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         _, call_id, args, kwargs = request
         current_call[0] = call_id
         state["reset"]()
-        code, namespace, names = state["caller"]
-        namespace = _dict(namespace)
-        namespace[names[0]], namespace[names[1]], namespace[names[2]], namespace[names[3]] = state["entry"], tuple(_decode(args)), _decode(kwargs), outcome
+        code, start, names = state["caller"]
+        namespace = _dict(start)
+        for name, value in zip(names, (state["entry"], tuple(_decode(args)), _decode(kwargs), outcome)):
+            namespace[name] = value
         made = _function(code, namespace)  # module code called as a function: no `exec` (an audited event) per call
         # The call, its reply, then the wait for the next request, each called from C in turn, with
-        # the candidate's signals held back (`signals_held`) while the jail's own code runs.
+        # the candidate's signals held back (`hold`, `release`) while the jail's own code runs.
         hold, release = state["hold"], state["release"]
         return _partial(_deque, map(call, (release, made, hold, reply, release, wait_for_request, hold)), 0)
 

@@ -15,7 +15,9 @@ back to its own, so every jail gets a namespace of its own), and forks. That chi
 namespace's init: it sets the namespace's next pid to one a login shell could have (drawn per
 run), forks the jail's "shell", holds none of the run's descriptors, reaps it and exits with its
 status (128 + signal when it was killed). The shell leads a session of its own and forks the jail
-(its pid + 1, or + 2 in the differential run's variant), so the jail sees a parent that is not
+(its pid + 1, or + 2 in the differential run's variant) from a thread of `_kernel`'s with no
+Python frame, whose after-fork callbacks are the jail's whole life (`_jail.life`: nothing of this
+server's is on the jail's stack), so the jail sees a parent that is not
 PID 1 and a session that parent leads, as `python3 main.py` typed at a prompt does. The
 candidate is thus an ordinary process, not PID 1: the kernel's rules for an init (signals without
 a handler dropped) do not apply to it, so the CPU limit's SIGXCPU kills it as anywhere else, and
@@ -250,8 +252,9 @@ class _Forker:
 
     def _become_shell(self, fds, uid, in_pidns, variant, stderr_bytes):
         """The jail's parent, as a login shell is a program's: it leads a session of its own, forks
-        the jail (in the variant with the namespace's next pid moved one further, so the jail's
-        pid is the shell's plus two there, not one) with a fresh pipe as its stderr, copies that
+        the jail from a thread with no Python frame (`_kernel.bare_fork`, which waits for it; in
+        the variant with the namespace's next pid moved one further, so the jail's pid is the
+        shell's plus two there, not one) with a fresh pipe as its stderr, copies that
         pipe into the run's stderr file until the jail's end closes (`_drain`), reaps the jail and
         exits with its status (128 + signal when it was killed)."""
         code = 70

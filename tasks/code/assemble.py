@@ -13,7 +13,25 @@ from __future__ import annotations
 import hashlib
 import re
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE = "```"
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """The blocks of `text` fenced by ```: each opens at a fence and the end of its line (the
+    language tag and anything else there dropped) and closes at the next fence or the end. One
+    pass of `str.find`: a regex whose every fence start scanned to the end of an unbroken line was
+    quadratic, in C, under the GIL (red team sandbox6 `r1`: 50,000 fences on one line, 22 s)."""
+    blocks, position = [], 0
+    while (start := text.find(_FENCE, position)) >= 0:
+        line_end = text.find("\n", start + len(_FENCE))
+        if line_end < 0:
+            break  # a fence with no line after it opens no block, nor can any fence after it
+        end = text.find(_FENCE, line_end + 1)
+        blocks.append(text[line_end + 1 : end if end >= 0 else len(text)])
+        if end < 0:
+            break
+        position = end + len(_FENCE)
+    return blocks
 
 
 def _defines(code: str, entry_point: str) -> bool:
@@ -22,7 +40,7 @@ def _defines(code: str, entry_point: str) -> bool:
 
 def extract_code(text: str, entry_point: str | None = None) -> str:
     """The candidate's code: the fenced block defining `entry_point` if any, else the first block."""
-    blocks = [match.group(2) for match in _FENCE.finditer(text)]
+    blocks = _fenced_blocks(text)
     if entry_point:
         for block in blocks:
             if _defines(block, entry_point):

@@ -114,3 +114,20 @@ def test_a_reference_that_does_not_load_gives_no_profile_instead_of_a_crash() ->
     for broken in ("    return (\n", "    pass\n"):
         anchor = CodeAnchor(row["task_id"], row["prompt"], row["test"], row["entry_point"], broken)
         assert (anchor.profile(), anchor.min_cases(), anchor.hidden_inputs()) == (None, 1, ())
+
+
+def test_extracting_code_is_linear_in_the_text() -> None:
+    """Red team sandbox6 `r1`: 50,000 fences on one unbroken line took the fence regex 22 s (each
+    fence start scanned to the line's end), under the GIL, with no deadline. Timed against a
+    same-size text without fences, so the bound holds on a loaded machine."""
+    import time
+
+    def seconds(text: str) -> float:
+        started = time.perf_counter()
+        extract_code(text, "f")
+        return time.perf_counter() - started
+
+    fences, control = "```" * 50_000, "x" * 150_000
+    assert seconds(fences) < 0.05 + 20 * seconds(control)
+    assert extract_code("```python\ndef f():\n    return 1\n```", "f") == "def f():\n    return 1\n"
+    assert extract_code("```\na\n```\n```py\ndef f(): pass\n", "f") == "def f(): pass\n"

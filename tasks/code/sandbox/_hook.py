@@ -38,7 +38,10 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
                     ends in os._exit, so no atexit handler ever runs; an exit is the parent's
                     record, below.)
   exit              SystemExit out of a call (the jail raises "sandbox.exit") -- recorded
-  code_patch        assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
+  code_patch        a code object built from bytes (`code.__new__`: CodeType, code.replace; not
+                    `types.coroutine`'s flag), `marshal.loads`/`load` of bytes but the standard
+                    library's own .pyc files -- refused (bytecode of the candidate's own reads and
+                    writes memory at will); assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
                     functions (this hook's, the jail's) -- refused; on any other function
                     (the candidate's, the library's: `types.coroutine` does it) it is allowed
 The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, `evidence_tampering`, see
@@ -253,6 +256,14 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         )
     )
     native = NATIVE
+    # The two library functions that make code objects as honest programs need them: the import
+    # system's `_compile_bytecode` (for .pyc files of the standard library) and `types.coroutine`.
+    import types
+    import _frozen_importlib_external
+
+    compile_bytecode_code, coroutine_code = _frozen_importlib_external._compile_bytecode.__code__, types.coroutine.__code__
+    code_of_frame, frame_locals = FrameType.__dict__["f_code"].__get__, FrameType.__dict__["f_locals"].__get__
+    library_prefix = library + "/"
     reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
     every_signal = frozenset(valid_signals())
 
@@ -297,6 +308,10 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         loaded = path.rpartition("/")[2].partition(".")[0]
         if name in native or loaded in native:
             return args[0] if name in native else args[0] + " (" + loaded + ")"
+        if path and (not path.startswith(library_prefix) or ".." in path):
+            # An extension of the candidate's own (red team sandbox6 `n1`: written into the work
+            # dir and imported): only the standard library's may load.
+            return args[0] + " (from " + path + ")"
         return None
 
     def outside(path):
@@ -335,11 +350,27 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         finally:
             reading.pop(thread, None)
 
-    def called_by_candidate(extra):
-        """The frame above the jail's wrapper that raised the event is candidate code. `extra` is
-        the number of frames between `settle` and the hook (1 when the hook settles again)."""
-        frame = getframe(5 + extra)  # called_by_candidate <- judge <- settle <- hook <- wrapper (C: sys.audit) <- its caller
-        return _type(frame) is frame_type and frame.f_code.co_filename == candidate_file
+    def caller_code(extra):
+        """(frame, code) of the frame that made the audited C call, for a helper of `judge`
+        (`extra`: the frames between `settle` and the hook, 1 when the hook settles again);
+        (None, None) when that is no frame."""
+        frame = getframe(5 + extra)  # caller_code <- own_bytecode or library_code_patch <- judge <- settle <- hook <- (C) <- its caller
+        return (frame, code_of_frame(frame)) if _type(frame) is frame_type else (None, None)
+
+    def own_bytecode(extra):
+        """`marshal.loads` called by the import system for a module of the standard library: the
+        bytecode the interpreter's own compiler wrote there. Any other bytes a candidate chose can
+        hold a code object that reads and writes memory at will (red team sandbox6 `b1`)."""
+        frame, code = caller_code(extra)
+        if code is not compile_bytecode_code:
+            return False
+        path = frame_locals(frame).get("bytecode_path")
+        return _type(path) is _str and path.startswith(library_prefix) and ".." not in path
+
+    def library_code_patch(extra):
+        """`code.__new__` raised by `types.coroutine`, which sets one flag of a function's own
+        compiled code (`asyncio` does it at import): the bytecode is the compiler's."""
+        return caller_code(extra)[1] is coroutine_code
 
     def judge(name, args, extra):
         """(kind, detail, refused) for an event to record, None for one to let pass."""
@@ -376,6 +407,12 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return "network", name + text(args[1:]), True
         elif name.startswith("ctypes."):
             return "ctypes", name, True
+        elif name == "code.__new__" and not library_code_patch(extra):
+            # A code object built from bytes (`CodeType(...)`, `code.replace(co_code=...)`): CPython
+            # runs bytecode unchecked, so such bytes read and write memory at will (sandbox6 `b1`).
+            return "code_patch", "code.__new__ " + (text(args[2]) if _len(args) > 2 else ""), True
+        elif (name == "marshal.loads" or name == "marshal.load") and not own_bytecode(extra):
+            return "code_patch", name + " of bytes not the standard library's own bytecode", True
         elif name == "import" and native_import(args) is not None:
             return "ctypes", "import " + native_import(args), True  # any way, importlib's too: no copy is in memory
         elif name in file_change:

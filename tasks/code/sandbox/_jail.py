@@ -231,7 +231,7 @@ def _namespaces(workdir, disk_mb, shm_mb, network, plan, login=None):
         except OSError:
             pass  # nothing pivoted: the machine's tree, confined by Landlock and the hook alone
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
-    if _kernel.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
+    if _kernel.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options) == 0:
         applied.append("tmpfs_workdir")
     shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
     if os.path.isdir(SHM) and _kernel.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:

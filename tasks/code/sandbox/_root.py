@@ -148,7 +148,6 @@ _PASSWD = (
     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n{user}:x:{uid}:{uid}:{user},,,:{home}:{shell}\n"
 )
 _GROUP = "root:x:0:\ndaemon:x:1:\nbin:x:2:\nsys:x:3:\nnogroup:x:65534:\n{user}:x:{uid}:\n"
-HOME_MB = 4  # the login's home: a tmpfs of its own, as writable as the work dir
 ACCOUNTS = ("/etc/passwd", "/etc/group")
 
 
@@ -182,8 +181,8 @@ def _blank(staging, paths):
 def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     """Build the root on `staging` (an empty directory of the jail's mount namespace), mount the
     work dir's tmpfs (`disk_mb`), the private /dev/shm (`shm_mb`) and, with `login` (uid, user,
-    home, shell), the login's home (`HOME_MB`) and its accounts in /etc, pivot into it and detach
-    the old root. The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
+    home, shell), the login's home (as large as the work dir) and its accounts in /etc, each
+    writable place noexec, pivot into it and detach the old root. The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
     links, binds, covers, blanks = root_plan
     _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
@@ -198,7 +197,7 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
         _mount(b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
     os.makedirs(staging + workdir, mode=0o711, exist_ok=True)
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
-    _mount(b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+    _mount(b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options)
     os.makedirs(staging + shm, mode=0o755, exist_ok=True)
     shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
     _mount(b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options)
@@ -207,7 +206,7 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
         uid, _, home, _ = login
         _accounts(staging, login)
         os.makedirs(staging + home, mode=0o755, exist_ok=True)
-        _mount(b"tmpfs", staging + home, b"tmpfs", _MS_NOSUID | _MS_NODEV, f"size={HOME_MB}m,nr_inodes=1024,mode=0755".encode())
+        _mount(b"tmpfs", staging + home, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, f"size={disk_mb}m,nr_inodes=1024,mode=0755".encode())
         os.chown(staging + home, uid, uid)
         applied.append("login_home")
     _mount(None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")

@@ -183,3 +183,51 @@ def test_a_native_module_loaded_under_another_name_is_refused_and_its_file_blank
         pytest.skip(f"this Python has no {name} extension")
     assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
     assert [(event["kind"], event["detail"]) for event in result.audit_events] == [("ctypes", f"import alias.{name}")]
+
+
+# Red team sandbox6 `b1`, `b2`: bytecode of the candidate's own (`code.replace(co_code=...)` with a
+# LOAD_CONST past the constants) read and wrote any address from pure Python, removed the audit
+# hooks and silenced every record; `n1`: an extension written into the work dir and imported.
+# Only the compiler's code runs: a code object built from bytes, `marshal` of any bytes but the
+# standard library's own .pyc files, and an extension from outside the standard library are
+# refused and recorded; every place the jail can write is noexec.
+MADE_CODE = """
+import asyncio, glob, importlib, marshal, mmap, os, py_compile, shutil, sys, types
+def tried(call):
+    try:
+        call()
+        return "ran"
+    except PermissionError:
+        return "refused"
+    except OSError as error:
+        return type(error).__name__
+def probe():
+    with open("mod_x.py", "w") as source:
+        source.write("VALUE = 7\\n")
+    py_compile.compile("mod_x.py", cfile="mod_y.pyc")
+    extension = glob.glob(os.path.dirname(os.__file__) + "/lib-dynload/_json.*.so")[0]
+    shutil.copy(extension, "mine" + extension[extension.index(".cpython"):])
+    with open("mine" + extension[extension.index(".cpython"):], "rb") as mapped:
+        executable = tried(lambda: mmap.mmap(mapped.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC))
+    return {
+        "code_from_bytes": tried(lambda: (lambda: None).__code__.replace(co_code=(lambda: None).__code__.co_code)),
+        "marshal": tried(lambda: marshal.loads(marshal.dumps(compile("1", "x", "eval")))),
+        "pyc_of_the_work_dir": tried(lambda: importlib.import_module("mod_y")),
+        "extension_of_the_work_dir": tried(lambda: importlib.import_module("mine")),
+        "work_dir_executable": executable,
+        "stdlib_from_its_pyc": tried(lambda: importlib.import_module("json")),
+        "asyncio": tried(lambda: asyncio.run(asyncio.sleep(0))),
+    }
+"""
+MADE_CODE_SEEN = {
+    "code_from_bytes": "refused", "marshal": "refused", "pyc_of_the_work_dir": "refused", "extension_of_the_work_dir": "refused",
+    "work_dir_executable": "refused", "stdlib_from_its_pyc": "ran", "asyncio": "ran",
+}
+
+
+def test_only_the_compilers_code_and_the_standard_librarys_extensions_run() -> None:
+    result = run_tests(MADE_CODE, f"def check(candidate):\n    assert candidate() == {MADE_CODE_SEEN!r}\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+    details = [event["detail"] for event in result.audit_events]
+    assert [event["kind"] for event in result.audit_events] == ["code_patch"] * 3 + ["ctypes"], details
+    assert details[0].startswith("code.__new__") and "mine" in details[3], details

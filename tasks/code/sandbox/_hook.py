@@ -259,9 +259,9 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     # The two library functions that make code objects as honest programs need them: the import
     # system's `_compile_bytecode` (for .pyc files of the standard library) and `types.coroutine`.
     import types
-    import _frozen_importlib_external
 
-    compile_bytecode_code, coroutine_code = _frozen_importlib_external._compile_bytecode.__code__, types.coroutine.__code__
+    compile_bytecode_code = sys.modules["_frozen_importlib_external"]._compile_bytecode.__code__
+    coroutine_code = types.coroutine.__code__
     code_of_frame, frame_locals = FrameType.__dict__["f_code"].__get__, FrameType.__dict__["f_locals"].__get__
     library_prefix = library + "/"
     reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)

@@ -373,3 +373,20 @@ def test_the_jails_own_reads_and_writes_move_no_time_of_its_stdio() -> None:
     test = "def check(candidate):\n" + "".join(f"    assert candidate({i})\n" for i in range(3))
     result = run_tests(STDIO_TIMES, test, "f", FAST)
     assert result.outcome == "pass", result.reason
+
+
+RS_OUTPUT = """
+import json, sys
+def probe():
+    for value in ({"a": 1}, [2, 3]):
+        sys.stdout.write("\\x1e" + json.dumps(value) + "\\n")  # an RFC 7464 JSON text sequence
+    print("\\x1e".join(["x", "y"]), flush=True)
+    return 1
+"""
+
+
+def test_an_honest_program_may_print_the_record_separator() -> None:
+    """Red team sandbox6 `h2`, `h3`: an RS in the program's own output, followed by no record of
+    the jail's, stopped the run; it is the program's output like any other."""
+    result = run_tests(RS_OUTPUT, "def check(candidate):\n    assert candidate() == 1\n", "probe")
+    assert (result.outcome, result.audit_events) == ("pass", ()), result.reason

@@ -349,7 +349,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # builtins these functions use are this module's private copy.
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
-    _function, _dict = types.FunctionType, dict
     _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
     sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
     qualname = type.__dict__["__qualname__"].__get__
@@ -429,7 +428,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         main_path = workdir + "/main.py"
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
-        state["caller"] = _caller(workdir, variant)
+        module, state["make_call"] = _caller(workdir, variant, outcome)
+        state["test_module"] = (module.__name__, module)
         os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
             isolation.append("seccomp")
@@ -500,6 +500,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
             _exit(0)
         state["entry"] = entry
+        modules: Any = sys_names.get("modules")
+        name, module = state["test_module"]
+        if _type(modules) is dict:  # the test module, as a runner that imported it has it (an exact dict: no method of the candidate's)
+            modules[name] = module
         # The signals the candidate leaves unblocked are blocked on this thread while the jail's own
         # code runs between calls, and unblocked by a C call (a handler that then runs is handed no
         # frame): so a handler of the candidate's never runs in a frame of the jail's on a signal
@@ -528,11 +532,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         _, call_id, args, kwargs = request
         current_call[0] = call_id
         state["reset"]()
-        code, start, names = state["caller"]
-        namespace = _dict(start)
-        for name, value in zip(names, (state["entry"], tuple(_decode(args)), _decode(kwargs), outcome)):
-            namespace[name] = value
-        made = _function(code, namespace)  # module code called as a function: no `exec` (an audited event) per call
+        made = state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs))  # no `exec` (an audited event) per call
         # The call, its reply, then the wait for the next request, each called from C in turn, with
         # the candidate's signals held back (`hold`, `release`) while the jail's own code runs.
         hold, release = state["hold"], state["release"]
@@ -609,56 +609,75 @@ class _UnraisableArgs:
 
 # What makes each call, and the only frame below the candidate's during one: the module code of
 # a test file written beside the program, run per call as a function of that code (called from
-# C; no `exec`, which would raise an audit event per call) in a fresh namespace that holds the
-# call's arguments and the list its outcome goes to, with a private copy of the builtins: a `<module>` frame of a file on disk with nothing below it, as a test runner's
-# import of a test file gives, and `f_back` from the candidate reaches nothing else. The hidden run
-# and the variant's differ in the file, its module's name, the names and the depth, so a function
+# C; no `exec`, which would raise an audit event per call) in the namespace of a module of that
+# name in `sys.modules` with the real builtins: a `<module>` frame of a file on disk with nothing
+# below it, as when a test runner imports a test file. The call is written out for its shape
+# (`candidate(a0, a1, key=k0)`, each argument popped from the namespace as it is passed), so the
+# arguments are handed over as a literal call hands them (red team sandbox6 `t2`: through `*args`
+# the tuple held them too, and `sys.getrefcount` of an argument read 3, not 2). The hidden run and
+# the variant's differ in the file, its module's name, the names and the depth, so a function
 # conditioned on the shape of the stack above it answers differently in the two.
 _CALLERS = (
-    (
-        "test_main.py", "test_main", ("candidate", "args", "kwargs", "outcome"),
-        "try:\n"
-        "    outcome.append(True)\n"
-        "    outcome.append(candidate(*args, **kwargs))\n"
-        "except BaseException as error:\n"
-        "    outcome.clear()\n"
-        "    outcome.append(False)\n"
-        "    outcome.append(error)\n"
-        "    try:\n"
-        "        outcome.append(str(error))\n"
-        "    except BaseException:\n"
-        "        outcome.append(None)\n",
-    ),
-    (
-        "tests/test_solution.py", "tests.test_solution", ("solution", "positional", "named", "results"),
-        "def test_solution():\n"
-        "    return solution(*positional, **named)\n"
-        "try:\n"
-        "    results.append(True)\n"
-        "    results.append(test_solution())\n"
-        "except BaseException as failure:\n"
-        "    results.clear()\n"
-        "    results.append(False)\n"
-        "    results.append(failure)\n"
-        "    try:\n"
-        "        results.append(str(failure))\n"
-        "    except BaseException:\n"
-        "        results.append(None)\n",
-    ),
+    ("test_main.py", "test_main", "candidate", "outcome", "", "{call}"),
+    ("tests/test_solution.py", "tests.test_solution", "solution", "results", "def test_solution():\n    return {call}\n", "test_solution()"),
 )
+_CALLER_BODY = """{prelude}try:
+    {outcome}.append(True)
+    {outcome}.append({result})
+except BaseException as error:
+    {outcome}.clear()
+    {outcome}.append(False)
+    {outcome}.append(error)
+    try:
+        {outcome}.append(str(error))
+    except BaseException:
+        {outcome}.append(None)
+"""
 
 
-def _caller(workdir, variant):
-    """(code, namespace, names): the caller's code, compiled from the test file it writes in
-    `workdir`; the namespace each call's copy starts from; the names of the entry point, the
-    arguments, the keyword arguments and the outcome list in it."""
-    relative, module, names, source = _CALLERS[1 if variant else 0]
+def _caller(workdir, variant, outcome):
+    """(module, make): the test module, and `make(entry, args, kwargs)`, the call to make: the test
+    file's module code for the call's shape (compiled once per shape, the file on disk rewritten
+    to it), as a function whose globals are the test module's namespace, holding the entry point,
+    the outcome list and, until it passes them, the arguments. Made before any candidate code
+    (everything `make` uses is bound here); `make` runs between calls."""
+    relative, module_name, entry_name, outcome_name, prelude, result = _CALLERS[1 if variant else 0]
     path = os.path.join(workdir, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    module = types.ModuleType(module_name)
+    namespace = module.__dict__
+    namespace.update({"__file__": path, "__builtins__": builtins.__dict__, outcome_name: outcome})
+    compiled: dict[tuple, types.CodeType] = {}
+    function, write, _tuple, _len, _str, _range, _type = types.FunctionType, _write_file, tuple, len, str, range, type
+
+    def code_for(positional, names):
+        shape = (positional, names)
+        if shape not in compiled:
+            passed = [f'globals().pop("a{index}")' for index in _range(positional)]
+            passed += [f'{name}=globals().pop("k{index}")' for index, name in enumerate(names)]
+            call = entry_name + "(" + ", ".join(passed) + ")"
+            source = _CALLER_BODY.format(prelude=prelude.format(call=call), outcome=outcome_name, result=result.format(call=call))
+            write(path, source)
+            compiled[shape] = compile(source, path, "exec")
+        return compiled[shape]
+
+    def make(entry, args, kwargs):
+        namespace[entry_name] = entry
+        names = _tuple(kwargs)
+        if not all(_type(name) is _str and name.isidentifier() for name in names):
+            names = ()  # not passable by name in source: none of the parent's tests needs it
+        for index in _range(_len(args)):
+            namespace["a" + _str(index)] = args[index]
+        for index, name in enumerate(names):
+            namespace["k" + _str(index)] = kwargs[name]
+        return function(code_for(_len(args), names), namespace)
+
+    return module, make
+
+
+def _write_file(path, text):
     with open(path, "w", encoding="utf-8") as test_file:
-        test_file.write(source)
-    namespace = {"__builtins__": dict(builtins.__dict__), "__name__": module, "__file__": path}
-    return compile(source, path, "exec"), namespace, names
+        test_file.write(text)
 
 
 _exit_code = SystemExit.__dict__["code"].__get__  # the slot itself: a subclass's property never runs

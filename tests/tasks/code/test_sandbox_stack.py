@@ -34,6 +34,9 @@ GONE = {
     "deep_stack": f"sum(1 for _ in {_FRAMES}) > 3",
     # The thread that forked the jail, had `_thread` started it (a plain python3 counts 0).
     "a_thread_counted_at_start": "__import__('_thread')._count() > 0",
+    # Red team sandbox6 `t1`: the caller's builtins were a private copy, its globals no module's.
+    "callers_builtins_not_the_builtins": "sys._getframe(1).f_builtins is not __import__('builtins').__dict__",
+    "callers_globals_no_modules": "sys.modules.get(sys._getframe(1).f_globals.get('__name__')) is None",
 }
 # The caller's shape, which the variant's caller does not share: differential execution catches them.
 DIFFERING = {
@@ -159,7 +162,9 @@ def _wire(name, original):
         return original(*args, **kwargs)
     return wire
 def _replaceable(value, name):
-    if name.startswith("__") or name.endswith("hook") or not _callable(value):
+    # (not `globals`: the test module's own code calls it to take each argument, and a candidate
+    # that rebinds it breaks its own calls, as it would under any test runner)
+    if name.startswith("__") or name.endswith("hook") or name == "globals" or not _callable(value):
         return False
     return not (isinstance(value, type) and _issubclass(value, BaseException))
 MODULES = (builtins, collections, functools, itertools, json, operator, os, re, select, signal, _signal, sys)
@@ -190,3 +195,18 @@ def test_a_function_right_only_at_the_thread_cap_is_environment_dependent() -> N
     )
     outcome = DATA.anchors.check("HumanEval/0", capped)
     assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]
+
+
+REFCOUNT = """
+import sys
+def probe(values, scale=1):
+    return [sys.getrefcount(values), sys.getrefcount(scale) > 2 or scale == 1]
+"""
+
+
+def test_an_argument_is_handed_over_as_a_literal_call_hands_it() -> None:
+    """Red team sandbox6 `t2`: passed through `*args`, the arguments' tuple held each one too, so
+    `sys.getrefcount` of a fresh argument read 3 where a test's literal call gives 2."""
+    test = "def check(candidate):\n    assert candidate([1.0, 2.0]) == [2, True]\n    assert candidate([3.0], scale=2.5) == [2, False]\n"
+    result = run_tests(REFCOUNT, test, "probe", FAST, differential=True)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])

@@ -256,6 +256,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         )
     )
     native = NATIVE
+    standard_streams = ("/dev/stdout/", "/dev/stderr/", "/dev/stdin/", "/dev/fd/")
     # The two library functions that make code objects as honest programs need them: the import
     # system's `_compile_bytecode` (for .pyc files of the standard library) and `types.coroutine`.
     import types
@@ -318,6 +319,13 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         resolved = resolve(path)
         return resolved is not None and not resolved.startswith(inside)
 
+    def standard_stream(path):
+        """/dev/stdout, /dev/stderr, /dev/stdin or /dev/fd/N: a program's own streams by name
+        (red team sandbox6 `h4`, `h5`). With no /proc they are not there, so the open fails with
+        FileNotFoundError as on any machine without /proc, and it writes nothing: no record."""
+        resolved = resolve(path)
+        return _type(resolved) is _str and resolved.startswith(standard_streams)
+
     def other_process(path):
         resolved = resolve(path)
         if not resolved or not resolved.startswith("/proc/") or resolved.startswith(own_proc):
@@ -379,7 +387,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
                 _type(flags) is _int and flags & write_flags
             )
-            if writing and outside(path) and resolve(path) != "/dev/null/":  # the ordinary sink
+            if writing and outside(path) and resolve(path) != "/dev/null/" and not standard_stream(path):  # the ordinary sink
                 return "file_write", "open(" + text(path) + ", " + text(mode) + ")", True
             if other_process(path):
                 return "process_inspection", "open(" + text(path) + ")", True

@@ -53,14 +53,15 @@ _KILL_GRACE_S = 5.0
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
     1 GiB of memory, 16 MiB per file, 64 MiB of work-dir disk in all, 16 MiB of private
-    /dev/shm, 4096 descriptors, max(40, cpu_count + 8) threads besides the jail's own (twice as
-    many in the variant).
+    /dev/shm, 4096 descriptors, 16,384 threads besides the jail's own (twice as many in the
+    variant; the memory cgroup bounds what they hold).
 
     How each is bounded depends on the cgroups (docs/sandbox.md, "Limits"). Where the memory, pids
     and cpu cgroups apply (`_cgroup.py`; CI requires them), the jail's rlimits as it reads them are
     a login's (the machine's own, with no core dumps) and the kernel bounds it from outside its
     view: `memory_mb` + `disk_mb` + `shm_mb` is its memory cgroup's limit (anonymous, memfd and
-    tmpfs pages together), `threads` + 3 its pids cgroup's (the init, the jail's parent, the jail),
+    tmpfs pages together), `threads` + 4 its pids cgroup's (the init, the jail's parent and its
+    forking thread, the jail),
     one CPU its cpu cgroup's, so its CPU time never exceeds its wall time; `open_files` is then
     not applied (the login's descriptor limit is). Without them they are rlimits, as the only
     bound there is: RLIMIT_CPU `cpu_s`, RLIMIT_AS `memory_mb`, RLIMIT_NOFILE `open_files` (soft a
@@ -81,10 +82,10 @@ class SandboxLimits:
     disk_mb: int = 64
     shm_mb: int = 16
     open_files: int = 4096
-    # The stdlib's largest default pools, and a margin: ThreadPoolExecutor's min(32, cpu_count + 4),
-    # multiprocessing's ThreadPool's cpu_count (red team sandbox5 `h2`: ThreadPool() on a machine
-    # of more than 40 CPUs failed with a fixed 40).
-    threads: int = max(40, (os.cpu_count() or 1) + 8)
+    # Far above what any honest program starts: the memory cgroup is what bounds a thread bomb (its
+    # threads' stacks and states), so a probe cannot find the cap without ending its own run
+    # (red team sandbox6 `t3`: 200 threads hit a cap of 40, 80 in the variant, in both runs).
+    threads: int = max(16_384, (os.cpu_count() or 1) + 8)
     unshare_network: bool = True
     launcher: Launcher = "fork_server"
     confine_filesystem: bool = True

@@ -337,3 +337,25 @@ def probe():
         unavailable("the private /dev/shm or Landlock did not apply here")
     assert result.outcome == "pass", f"{result.reason}: {result.cases[0].returned if result.cases else ''}"
     assert not os.path.exists(marker)
+
+
+STREAMS = """
+def probe():
+    seen = []
+    for path in ("/dev/stdout", "/dev/stderr", "/dev/fd/1"):
+        try:
+            with open(path, "w") as stream:
+                stream.write("x")
+            seen.append("written")
+        except OSError:
+            seen.append("absent")
+    return seen
+"""
+
+
+def test_the_standard_streams_by_name_fail_as_without_proc_and_leave_no_record() -> None:
+    """Red team sandbox6 `h4`, `h5`: `open('/dev/stderr', 'w')` was recorded as a write outside the
+    jail (the shield flagged an honest program). With no /proc they are not there, as on any
+    machine without it: the open fails, and nothing is written or recorded."""
+    result = run_tests(STREAMS, "def check(candidate):\n    assert candidate() == ['absent'] * 3\n", "probe")
+    assert (result.outcome, result.audit_events) == ("pass", ()), result.reason

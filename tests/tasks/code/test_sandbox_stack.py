@@ -186,15 +186,19 @@ def test_the_jail_between_calls_runs_nothing_the_candidate_rebound() -> None:
 
 def test_a_function_right_only_at_the_thread_cap_is_environment_dependent() -> None:
     """Red team sandbox5 `w6`: the 41st thread refused in both runs. The variant may start twice
-    as many threads, so a function conditioned on the cap answers differently there."""
-    capped = conditioned("HumanEval/0", "_CAPPED").replace(
+    as many threads, so a function conditioned on the cap answers differently there (shown with a
+    cap of 40; the shipped cap, 16,384, lies where the memory cgroup ends a thread bomb first)."""
+    row = ROWS["HumanEval/0"]
+    program = conditioned("HumanEval/0", "_CAPPED").replace(
         "import os, sys\n",
         "import os, sys, threading, time\n"
-        f"def _cap():\n    try:\n        for _ in range({SandboxLimits().threads + 5}):\n            threading.Thread(target=time.sleep, args=(0.3,)).start()\n"
+        "def _cap():\n    try:\n        for _ in range(45):\n            threading.Thread(target=time.sleep, args=(0.3,)).start()\n"
         "    except RuntimeError:\n        return True\n    return False\n_CAPPED = _cap()\n",
     )
-    outcome = DATA.anchors.check("HumanEval/0", capped)
-    assert (outcome.correct, outcome.details["environment_dependent"]) == (False, True), outcome.details["reason"]
+    first = run_tests(program, row["test"], row["entry_point"], SandboxLimits(threads=40), helpers=row["prompt"])
+    assert first.passed, first.reason  # right at the cap
+    both = run_tests(program, row["test"], row["entry_point"], SandboxLimits(threads=40), helpers=row["prompt"], differential=True)
+    assert not both.passed and both.reason.startswith("environment_dependent"), both.reason
 
 
 REFCOUNT = """

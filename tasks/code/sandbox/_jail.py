@@ -377,14 +377,20 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         while data:
             data = data[_write(reply_fd, data):]
 
-    def set_up():
-        try:
-            _set_up()
-        except BaseException:  # noqa: B036 (a failure of the jail's own set-up, never the candidate's)
-            _exit(70)
+    def guarded(body):
+        """`body`, run as a callback: a failure of the jail's own code (never the candidate's,
+        which the caller catches) ends the jail rather than reach CPython's unraisable hook."""
+
+        def callback():
+            try:
+                return body()
+            except BaseException:  # noqa: B036
+                _exit(70)
+
+        return callback
 
     def _set_up():
-        bare = sys._getframe(1).f_back is None  # `set_up` itself was called from C with no frame below
+        bare = sys._getframe(1).f_back is None  # its callback itself was called from C with no frame below
         job = next_request()[1]
         # glibc gives each new thread's allocations an arena that reserves 64 MiB of address space, so
         # under RLIMIT_AS a stdlib-sized pool (32 threads) would fail to start; two arenas suffice.
@@ -476,12 +482,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             state["audit"]("sandbox.exit", "SystemExit(" + text_of(error_text)[:40] + ")")
         return qualname(_type(error))[:100], text_of(error_text)
 
-    def loaded():
-        try:
-            _loaded()
-        except BaseException:  # noqa: B036
-            _exit(70)
-
     def _loaded():
         if sys_names.get("unraisablehook") is state.get("unraisable"):
             sys_names["unraisablehook"] = sys_names.get("__unraisablehook__")
@@ -514,15 +514,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         state["release"] = _partial(_sigmask, _unblock, unblocked)
         send(["ready"])
 
-    def next_call():
-        """The reply to the call just made (if any), then the next call: the caller with its
-        arguments, for C to call. Runs between calls only."""
-        try:
-            return _next_call()
-        except BaseException:  # noqa: B036
-            _exit(70)
-
     def _next_call():
+        """The next call (the wait for the first one, before it), for C to call in turn with the
+        reply and the wait that follow it. Runs between calls only."""
         if "waited" not in state:  # first: release what `loaded` held back, and wait for a call
             state["waited"] = True
             return _partial(_deque, map(call, (state["release"], wait_for_request, state["hold"])), 0)
@@ -538,14 +532,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         hold, release = state["hold"], state["release"]
         return _partial(_deque, map(call, (release, made, hold, reply, release, wait_for_request, hold)), 0)
 
-    def reply():
-        """Send the reply to the call just made, then check the seal. Runs between calls only."""
-        try:
-            _reply()
-        except BaseException:  # noqa: B036
-            _exit(70)
-
     def _reply():
+        """Send the reply to the call just made, then check the seal. Runs between calls only."""
         call_id = current_call[0]
         if len(outcome) == 2 and outcome[0] is True:
             answer = ["return", call_id, state["encode"](outcome[1])]
@@ -560,6 +548,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         outcome.clear()
         state["seal"](state["seal_event"])
         send(answer)
+
+    set_up, loaded, next_call, reply = guarded(_set_up), guarded(_loaded), guarded(_next_call), guarded(_reply)
 
     # After the load, every signal is held back (and the candidate's mask of then noted) until
     # `loaded` has made what the calls hold back and release.

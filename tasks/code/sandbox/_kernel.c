@@ -13,8 +13,8 @@
  * from then on every call here raises PermissionError, so nothing is left for a candidate that
  * reaches the module through the jail's frames.
  *
- * Each returns what the system call returns (-1 on failure) and leaves errno for `errno()`,
- * as libc does, so the Python call sites read as the C they stand for.
+ * Each returns what the system call returns (-1 on failure), as libc does, so the Python call
+ * sites read as the C they stand for.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -39,7 +39,6 @@
 #define SYS_landlock_restrict_self 446
 #endif
 
-static int last_errno;
 static int sealed;
 
 #define REFUSE_IF_SEALED()                                                          \
@@ -48,10 +47,7 @@ static int sealed;
         return NULL;                                                                \
     }
 
-static PyObject *result(long value) {
-    last_errno = value < 0 ? errno : 0;
-    return PyLong_FromLong(value);
-}
+static PyObject *result(long value) { return PyLong_FromLong(value); }
 
 /* A bytes argument that may be None: NULL then. */
 static int optional_bytes(PyObject *object, const char **out) {
@@ -66,8 +62,6 @@ static int optional_bytes(PyObject *object, const char **out) {
     *out = PyBytes_AS_STRING(object);
     return 1;
 }
-
-static PyObject *k_errno(PyObject *self, PyObject *args) { return PyLong_FromLong(last_errno); }
 
 static PyObject *k_seal(PyObject *self, PyObject *args) {
     sealed = 1;
@@ -298,7 +292,6 @@ static PyObject *k_bare_wait(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"errno", k_errno, METH_NOARGS, "errno of the last failed call here (0 after a success)."},
     {"seal", k_seal, METH_NOARGS, "seal(): every other call here raises PermissionError from now on."},
     {"unshare", k_unshare, METH_VARARGS, "unshare(flags)"},
     {"setns", k_setns, METH_VARARGS, "setns(fd, nstype)"},

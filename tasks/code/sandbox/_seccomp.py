@@ -139,11 +139,9 @@ def program():
         return None
     finally:
         os.close(write)
-    chunks = []
     with os.fdopen(read, "rb") as pipe:
-        chunks.append(pipe.read())
+        code = pipe.read()
     _, status = os.waitpid(pid, 0)
-    code = b"".join(chunks)
     if os.waitstatus_to_exitcode(status) != 0 or not code or len(code) % _INSTRUCTION.size:
         return None
     compiled = Program(code)

@@ -63,10 +63,13 @@ raise to unwind it; the hook then settles the same event again with the thread's
 so the record is written, and then raises the refusal, or for an operation it allows the handler's
 exception (as it would surface from the operation in plain Python); interrupted three times, the
 jail exits with `DIVERTED_STATUS`. A handler that raises before the hook's first instruction
-(the eval loop's check at the function's entry) stops it before it starts; the jail's first audit
-hook, a C function, noted the event, and the note left over is recorded at the next seal
-(`pending`). A call made where the recursion limit leaves no room for a hook's frame leaves no
-record: it fails with RecursionError before either hook starts, refused and with no effect.
+(the eval loop's check at the function's entry) stops it before it starts; the gate (`_gate.c`,
+in C) noted the event before it called the hook, and the note left over is recorded at the next
+seal (`pending`). A call made where the recursion limit leaves no room for a hook's frame leaves
+no record: it fails with RecursionError before the hook starts, refused and with no effect.
+
+The hook is not itself an audit hook of CPython's: the gate is (`install`), and hands it only the
+events of `JUDGED`, but those of them it settles in C where the judgement is plainly "let pass".
 """
 
 import os
@@ -107,6 +110,17 @@ _FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 DIVERTED_STATUS = 86
 CPU_LIMIT_STATUS = 87  # the jail's exit status when its CPU-time soft limit fired (SIGXCPU)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+# Every event `judge` decides on, by exact name and by prefix. The gate (`_gate.c`, the jail's one
+# audit hook) hands only these to the hook, and passes the common harmless cases of some of them
+# itself; every other event costs a C call and never a Python one.
+JUDGED = frozenset(
+    {
+        "open", "code.__new__", "marshal.loads", "marshal.load", "import", "sys._current_frames", "sys._getframe",
+        "object.__getattr__", "object.__setattr__", "socket.__new__", "socket.gethostname", SEAL_EVENT,
+        "sandbox.exit", "sandbox.hook_patch",
+    }
+) | _SPAWN | _FILE_CHANGE | _INTROSPECTION | _HOOKS
+JUDGED_PREFIXES = ("socket.", "ctypes.")
 
 
 def make_text():
@@ -508,6 +522,20 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         return code_of(function).co_filename.startswith(sandbox_dir)
 
     return _sealed(judge, record, exit_now, diverted_status, pthread_sigmask, SIG_BLOCK, SIG_SETMASK, every_signal, pending)
+
+
+def install(gate, hook, pending, workdir, scratch=()):
+    """Add `gate` (the `_gate` C module, `_gate.c`) as this process's one audit hook, handing `hook`
+    (`make_hook`'s, made with the same `pending`) the events it judges. Called once, by the jail,
+    before any candidate code; the gate keeps the only references to `hook` and `pending`."""
+    import types
+
+    sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
+    inside = tuple(os.path.realpath(path) for path in (workdir, *scratch))
+    gate.install(
+        hook, pending, tuple(sorted(JUDGED)), JUDGED_PREFIXES, _sandbox_globals(sandbox_dir), sandbox_dir, inside,
+        types.coroutine.__code__, os.getpid(),
+    )
 
 
 def _frame_holder_types():

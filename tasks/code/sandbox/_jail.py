@@ -91,6 +91,7 @@ import types
 from typing import Any
 
 import _cgroup
+import _gate  # in the fork server: the jail's root holds no file of the sandbox's
 import _hook
 import _kernel
 import _landlock
@@ -446,14 +447,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # `state`, which no frame the candidate reaches holds (none of the jail's is below its own).
         _seal, _seal_event = sys.audit, _hook.SEAL_EVENT
         scratch = ((SHM,) if "private_shm" in isolation else ()) + ((job["environment"]["HOME"],) if "login_home" in isolation else ())
-        # First, a C function no signal handler can interrupt: it notes each event, and the hook
-        # removes the note once it has judged the event (`_hook.make_hook`'s `pending`).
+        # The gate, in C, which no signal handler can interrupt, notes each event it hands the hook,
+        # and the hook removes the note once it has judged the event (`_hook.make_hook`'s `pending`).
         pending: dict[str, object] = {}
         hook = _hook.make_hook(reply_fd, workdir, readable, current_call, main_path, scratch, pending)
-        sys.addaudithook(pending.setdefault)
-        sys.addaudithook(hook)
-        pending.clear()  # the note of the hook's own addition, raised before it was there to judge it
-        del pending, hook  # only the two hooks hold them: no frame the candidate reaches does
+        _hook.install(_gate, hook, pending, workdir, scratch)
+        del pending, hook  # only the gate holds them: no frame the candidate reaches does
         isolation += ["audit_hook", "rlimits"]
         if bare:
             isolation.append("bare_stack")
@@ -682,7 +681,7 @@ def _clean_exit(error):
     return code is None or (type(code) in (int, bool) and code == 0)
 
 
-_SANDBOX_MODULES = ("_jail", "_cgroup", "_hook", "_kernel", "_landlock", "_root", "_seccomp", "_wire", "socket",
+_SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_landlock", "_root", "_seccomp", "_wire", "socket",
                     "_socket", "select", "selectors", "fcntl", "resource", "array")
 
 

@@ -38,6 +38,11 @@ LOGIN = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resou
 LOGIN["RLIMIT_CORE"] = (0, LOGIN["RLIMIT_CORE"][1])
 _LIMIT = "__import__('resource').getrlimit(__import__('resource').{})"
 UNLIKE_A_LOGIN = " or ".join(f"{_LIMIT.format(name)} != {limit!r}" for name, limit in LOGIN.items())
+# The best of three timings of 4,000 calls of a function.
+_TIMED = (
+    "(lambda f: min((lambda s: [f() for _ in range(4000)] and __import__('time').perf_counter() - s)"
+    "(__import__('time').perf_counter()) for _ in range(3)))"
+)
 
 # Tells of the jail before it looked ordinary: none may hold now.
 GONE = {
@@ -89,6 +94,9 @@ GONE = {
     "descriptors_of_the_old_jail": f"{_LIMIT.format('RLIMIT_NOFILE')} == (1024, 4096)",
     "threads_of_the_old_jail": f"{_LIMIT.format('RLIMIT_NPROC')}[0] == 41",
     "any_limit_unlike_a_logins": UNLIKE_A_LOGIN,
+    # The audit hook's cost (red team sandbox5 `w3`): with the judge a Python audit hook, an audited
+    # call took about 100 times as long as in python3; the gate (`_gate.c`) leaves one C call.
+    "audit_hook_hundredfold": f"{_TIMED}(sys._getframe) > 10 * {_TIMED}(sys.getrecursionlimit)",
 }
 # Tells the first jail still shows and the variant does not: differential execution catches them.
 # (With the cgroups the limits are a login's: the old tells of AS, NOFILE and NPROC, hard = soft,

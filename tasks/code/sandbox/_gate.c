@@ -221,6 +221,11 @@ static enum verdict fast_verdict(enum fast fast, PyObject *args) {
 }
 
 static int hand_to_judge(const char *event, PyObject *args) {
+    /* Where the recursion limit leaves no room for the judge's frame, the call fails with
+     * RecursionError before anything is noted, as an honest deep recursion's would (docs/sandbox.md:
+     * that case leaves no record, and the operation has no effect). */
+    if (Py_EnterRecursiveCall(" in the audit gate")) return -1;
+    Py_LeaveRecursiveCall();
     PyObject *name = PyUnicode_FromString(event);
     if (name == NULL) return -1;
     if (PyDict_SetDefault(gate.pending, name, args) == NULL) {

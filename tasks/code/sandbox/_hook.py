@@ -581,7 +581,7 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
     the handler's exception, from the audited operation; interrupted three times, the jail exits
     with `status`. Only the eval loop's check at the hook's own entry, before its first
     instruction, lies outside that: an exception raised there fails the operation, and the note
-    the jail's first hook made of the event (`pending`) is left over for the next seal to record.
+    the gate made of the event (`pending`) is left over for the next seal to record.
     `settle` removes each event's note as it starts."""
     from types import CellType
 

@@ -214,7 +214,7 @@ def _is_pipe(fd, access_mode, uid):
 
 def _namespaces(workdir, disk_mb, shm_mb, network, plan, login=None):
     """Network, mount, IPC and UTS namespaces, then the jail's own root (`_root.enter`: the
-    readable paths, the work dir's tmpfs of `disk_mb`, a private /dev/shm, and nothing else of the
+    readable paths, the work dir's tmpfs of `disk_mb` (None: `_root.tmpfs_options`), a private /dev/shm, and nothing else of the
     machine); where that cannot be built, the machine's tree with those two tmpfs mounted on it
     and the standard library exposed to other uids (`_expose`). The names of what applied, and
     whether the jail can still import the standard library once unprivileged."""
@@ -231,10 +231,10 @@ def _namespaces(workdir, disk_mb, shm_mb, network, plan, login=None):
             return applied + _root.enter(root_plan, workdir, workdir, disk_mb, shm_mb, SHM, login), True
         except OSError:
             pass  # nothing pivoted: the machine's tree, confined by Landlock and the hook alone
-    options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
+    options = _root.tmpfs_options(disk_mb, 4096, "0700")
     if _kernel.mount(b"tmpfs", workdir.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options) == 0:
         applied.append("tmpfs_workdir")
-    shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
+    shm_options = _root.tmpfs_options(shm_mb, 256, "1777")
     if os.path.isdir(SHM) and _kernel.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options) == 0:
         applied.append("private_shm")
     return applied, _expose(exposure)
@@ -404,7 +404,11 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         if os.geteuid() == 0:
             environment = job["environment"]
             login = (uid, environment.get("USER", "user"), environment.get("HOME", "/home/user"), environment.get("SHELL", "/bin/sh"))
-            applied, exposed = _namespaces(workdir, job["limits"]["disk_mb"], job["limits"]["shm_mb"], job["unshare_network"], plan, login)
+            # Sized as an ordinary tmpfs where the memory cgroup bounds what the jail writes (a size
+            # of the jail's own, 64 MiB, showed in `os.statvfs`); sized by the limits where not.
+            sized = "memory_cgroup" not in isolation
+            disk_mb, shm_mb = (job["limits"]["disk_mb"], job["limits"]["shm_mb"]) if sized else (None, None)
+            applied, exposed = _namespaces(workdir, disk_mb, shm_mb, job["unshare_network"], plan, login)
             isolation += applied
         os.chdir(workdir)  # while still privileged: the sandbox root above it only lets others traverse
         # Stderr is the shell's pipe (capped there) only below its PID namespace's init; the machine's

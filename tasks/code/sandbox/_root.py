@@ -178,11 +178,18 @@ def _blank(staging, paths):
     os.rmdir(holder)
 
 
+def tmpfs_options(size_mb, inodes, mode):
+    """Mount options of a writable tmpfs of the jail's: of `size_mb` and `inodes`, or, with
+    `size_mb` None (the jail's memory cgroup bounds what it writes), an ordinary tmpfs's (half the
+    machine's memory, as /tmp and /dev/shm are), so that `os.statvfs` shows no size of the jail's."""
+    return (f"mode={mode}" if size_mb is None else f"size={size_mb}m,nr_inodes={inodes},mode={mode}").encode()
+
+
 def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     """Build the root on `staging` (an empty directory of the jail's mount namespace), mount the
     work dir's tmpfs (`disk_mb`), the private /dev/shm (`shm_mb`) and, with `login` (uid, user,
     home, shell), the login's home (as large as the work dir) and its accounts in /etc, each
-    writable place noexec, pivot into it and detach the old root. The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
+    writable place noexec, pivot into it and detach the old root (a size None: `tmpfs_options`). The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
     links, binds, covers, blanks = root_plan
     _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
@@ -196,17 +203,15 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     for path in covers:  # what lies below a bound directory but is not readable: hidden, empty
         _mount(b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
     os.makedirs(staging + workdir, mode=0o711, exist_ok=True)
-    options = f"size={disk_mb}m,nr_inodes=4096,mode=0700".encode()
-    _mount(b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options)
+    _mount(b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, tmpfs_options(disk_mb, 4096, "0700"))
     os.makedirs(staging + shm, mode=0o755, exist_ok=True)
-    shm_options = f"size={shm_mb}m,nr_inodes=256,mode=1777".encode()
-    _mount(b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, shm_options)
+    _mount(b"tmpfs", staging + shm, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, tmpfs_options(shm_mb, 256, "1777"))
     applied = ["tmpfs_workdir", "private_shm"]
     if login is not None:
         uid, _, home, _ = login
         _accounts(staging, login)
         os.makedirs(staging + home, mode=0o755, exist_ok=True)
-        _mount(b"tmpfs", staging + home, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, f"size={disk_mb}m,nr_inodes=1024,mode=0755".encode())
+        _mount(b"tmpfs", staging + home, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, tmpfs_options(disk_mb, 1024, "0755"))
         os.chown(staging + home, uid, uid)
         applied.append("login_home")
     _mount(None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")

@@ -60,7 +60,8 @@ class SandboxLimits:
     and cpu cgroups apply (`_cgroup.py`; CI requires them), the jail's rlimits as it reads them are
     a login's (the machine's own, with no core dumps) and the kernel bounds it from outside its
     view: `memory_mb` + `disk_mb` + `shm_mb` is its memory cgroup's limit (anonymous, memfd and
-    tmpfs pages together), `threads` + 4 its pids cgroup's (the init, the jail's parent and its
+    tmpfs pages together; the work dir, HOME and /dev/shm are then tmpfs mounts of an ordinary
+    tmpfs's size, so that no size of the jail's shows), `threads` + 4 its pids cgroup's (the init, the jail's parent and its
     forking thread, the jail),
     one CPU its cpu cgroup's, so its CPU time never exceeds its wall time; `open_files` is then
     not applied (the login's descriptor limit is). Without them they are rlimits, as the only

@@ -151,20 +151,23 @@ def probe():
 
 
 def test_work_dir_disk_is_capped_in_total() -> None:
+    """What the jail writes is bounded: where its memory cgroup applies, by the cgroup (memory_mb +
+    disk_mb + shm_mb in all, the kernel kills the jail past it), its tmpfs mounts then sized as an
+    ordinary tmpfs (a size of its own showed); elsewhere by the tmpfs size (`disk_mb`: ENOSPC)."""
     body = """
     written = 0
     try:
-        for n in range(8):
+        for n in range(12):
             with open(f"part-{n}", "wb") as part:
-                part.write(b"x" * (15 << 20))
-            written += 15
+                part.write(b"x" * (100 << 20))
+            written += 100
     except OSError as error:
         return errno.errorcode[error.errno], written < 64
     return "unbounded", written
     """
-    outcome, detail, isolation = _probe(body, ("ENOSPC", True), limits=SandboxLimits(wall_s=10.0, memory_mb=512))
+    outcome, detail, isolation = _probe(body, ("ENOSPC", True), limits=SandboxLimits(wall_s=20.0, memory_mb=512))
     _require(isolation, "tmpfs_workdir")
-    assert outcome == "pass", detail
+    assert outcome == ("memory_exceeded" if "memory_cgroup" in isolation else "pass"), detail
 
 
 @pytest.mark.parametrize("exit_call", ["posix._exit(0)", "os._exit(0)"])

@@ -96,6 +96,10 @@ GONE = {
     "any_limit_unlike_a_logins": UNLIKE_A_LOGIN,
     # The audit hook's cost (red team sandbox5 `w3`): with the judge a Python audit hook, an audited
     # call took about 100 times as long as in python3; the gate (`_gate.c`) leaves one C call.
+    # The sizes of its tmpfs mounts (64 MiB and 4,096 inodes for the work dir and HOME, 16 MiB for
+    # /dev/shm): now an ordinary tmpfs's, half the machine's memory, the memory cgroup the bound.
+    "tmpfs_of_the_jails_size": "min(os.statvfs(p).f_blocks * os.statvfs(p).f_frsize for p in ('.', os.environ['HOME'], '/dev/shm')) < 1 << 30",
+    "tmpfs_of_the_jails_inodes": "min(os.statvfs(p).f_files for p in ('.', os.environ['HOME'], '/dev/shm')) < 100000",
     "audit_hook_hundredfold": f"{_TIMED}(sys._getframe) > 10 * {_TIMED}(sys.getrecursionlimit)",
 }
 # Tells the first jail still shows and the variant does not: differential execution catches them.

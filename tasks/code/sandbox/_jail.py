@@ -97,6 +97,7 @@ import _kernel
 import _landlock
 import _root
 import _seccomp
+import _subclasses  # in the fork server, as `_gate`
 import _wire
 
 # Every function and class below looks builtin names up in this private copy of the builtins, made
@@ -331,7 +332,7 @@ def _requests(fd):
     return next_request
 
 
-def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start_modules=None, filter_program=None,
+def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidns, start=None, filter_program=None,
          variant=False):
     """The jail's whole life, as callbacks to call one after another from C, so that no frame of
     the sandbox is on the stack while candidate code runs (`_zygote` makes them the after-fork
@@ -463,7 +464,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         send(["isolation", isolation])
         state.update(job=job, audit=audit, seal=_seal, seal_event=_seal_event, excepthook=sys.excepthook)
         state["encode"], state["reset"] = _wire.encoder()
-        namespace = _look_ordinary(main_path, start_modules)
+        namespace = _look_ordinary(main_path, start)
         entry_lookup.append((namespace, job["entry_point"]))
         try:
             program = compile(job["program"], main_path, "exec")
@@ -685,18 +686,21 @@ def _clean_exit(error):
     return code is None or (type(code) in (int, bool) and code == 0)
 
 
-_SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_landlock", "_root", "_seccomp", "_wire", "socket",
+_SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_subclasses", "_landlock", "_root", "_seccomp", "_wire", "socket",
                     "_socket", "select", "selectors", "fcntl", "resource", "array")
 
 
-def _look_ordinary(main_path, start_modules=None):
+def _look_ordinary(main_path, start=None):
     """The candidate's module namespace, with `sys` made to look like `python main.py`'s: the
-    module is `__main__` with a `__file__`, the fork server's argv and path entry are gone,
-    `sys.modules` holds exactly `start_modules` (what a plain `python3` holds when its program
-    starts, measured by the fork server before its own imports; without it, the sandbox's own
-    modules are dropped), its frozen objects are back in the collector. Every object the jail
-    itself uses was bound before this, so dropping the modules from `sys.modules` removes nothing
-    it needs; a candidate that imports one of them gets a fresh copy."""
+    module is `__main__` with a `__file__`, the fork server's argv and path entry are gone, its
+    frozen objects are back in the collector, and, given `start` (what a plain `python3` holds
+    when its program starts, measured by the fork server before its own imports: `_zygote.START`,
+    module names, class ids, `path_importer_cache` entries but the program's own), `sys.modules`
+    holds exactly those modules, `type.__subclasses__()` finds exactly those classes
+    (`_subclasses.hide`) and `sys.path_importer_cache` holds those entries and the program's;
+    without it, the sandbox's own modules are dropped. Every object the jail itself uses was bound
+    before this, so dropping the modules from `sys.modules` removes nothing it needs; a candidate
+    that imports one of them gets a fresh copy, with classes of its own."""
     import gc
     import importlib.machinery
 
@@ -714,11 +718,15 @@ def _look_ordinary(main_path, start_modules=None):
     sys.modules["__main__"] = module
     sys.argv[:] = ["main.py"]
     sys.orig_argv[:] = ["python3", "main.py"]
-    for entry in list(sys.path_importer_cache):
-        if entry == here:
-            del sys.path_importer_cache[entry]
+    cache = sys.path_importer_cache
+    for entry in [entry for entry in cache if entry == here or (start is not None and entry not in start[2])]:
+        del cache[entry]
+    if start is not None:
+        cache[main_path] = None  # as `python3 main.py` leaves it: no finder for a file
     gc.unfreeze()
-    if start_modules is not None:
-        for name in [name for name in sys.modules if name not in start_modules]:
+    if start is not None:
+        modules, classes, _ = start
+        for name in [name for name in sys.modules if name not in modules]:
             del sys.modules[name]
+        _subclasses.hide(classes)
     return module.__dict__

@@ -65,10 +65,29 @@ parent-death signal.
 
 import sys
 
-# The modules a plain `python3` holds when its program starts (what `site` and the .pth files it
-# runs import: measured here, before this server imports anything): the jail's `sys.modules` is
-# cut back to exactly these.
+# What a plain `python3` holds when its program starts (what `site` and the .pth files it runs
+# import), measured here, before this server imports anything, and what the jail shows its
+# candidate (`_jail._look_ordinary`): the modules (`sys.modules` is cut back to exactly these),
+# the classes (every other one is hidden from `type.__subclasses__()`: a tuple, so that none of
+# them dies and leaves its id to another), and `sys.path_importer_cache`'s entries (this file's
+# own, as the program's, becomes the program's).
 START_MODULES = frozenset(sys.modules)
+
+
+def _every_class():
+    found, waiting = {id(object): object}, [object]
+    while waiting:
+        for subclass in type.__subclasses__(waiting.pop()):
+            if id(subclass) not in found:
+                found[id(subclass)] = subclass
+                waiting.append(subclass)
+    return tuple(found.values())
+
+
+START_CLASSES = _every_class()
+# The program's own entry (None: no finder for a file), here this file's, as it was run.
+START = (START_MODULES, frozenset(map(id, START_CLASSES)), frozenset(sys.path_importer_cache) - {__file__, sys.argv[0]})
+del _every_class
 
 import array  # noqa: E402 (after the measurement above)
 import fcntl  # noqa: E402
@@ -282,7 +301,7 @@ class _Forker:
     def _jail_life(self, fds, uid, in_pidns, variant, stderr_pipe):
         """The jail's life as after-fork callbacks (`_kernel.bare_fork`): its descriptors, then
         `_jail.life`'s."""
-        arguments = (0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
+        arguments = (0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START, _FILTER)
         return [functools.partial(self._jail_descriptors, fds, in_pidns, stderr_pipe), *_jail.life(*arguments, variant=variant)]
 
     def _become_jail(self, fds, uid, in_pidns):
@@ -290,7 +309,7 @@ class _Forker:
         stderr file reopened write-only), on this thread."""
         try:
             self._jail_descriptors(fds, in_pidns)
-            _jail.run(0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START_MODULES, _FILTER)
+            _jail.run(0, 1, 3 if self.ruleset >= 0 else -1, self.readable, self.plan, uid, in_pidns, START, _FILTER)
         finally:
             os._exit(70)  # run always ends in os._exit; reaching this line means it raised
 

@@ -53,7 +53,7 @@ _KILL_GRACE_S = 5.0
 class SandboxLimits:
     """Per-run limits. Defaults fit HumanEval: 10 s wall (the whole run, test included), 10 s CPU,
     1 GiB of memory, 16 MiB per file, 64 MiB of work-dir disk in all, 16 MiB of private
-    /dev/shm, 4096 descriptors, 16,384 threads besides the jail's own (twice as many in the
+    /dev/shm (with the memory cgroup, the shares of its budget that files may take), 4096 descriptors, 16,384 threads besides the jail's own (twice as many in the
     variant; the memory cgroup bounds what they hold).
 
     How each is bounded depends on the cgroups (docs/sandbox.md, "Limits"). Where the memory, pids

@@ -21,11 +21,11 @@ from tasks.code.sandbox import forkserver
 
 @functools.cache
 def require_kernel_module() -> None:
-    """Raise when one of the jail's C modules (`_kernel.c`, `_gate.c`, built by `pip install` on
+    """Raise when one of the jail's C modules (`_kernel.c`, `_gate.c`, `_subclasses.c`, built by `pip install` on
     Linux with a C compiler) is missing: without them no jail can be set up, and there is no ctypes
     fallback (no jail may hold ctypes: docs/sandbox.md, "No native code in the jail") nor a Python
     audit hook's (a tell: "The audit hook")."""
-    for name in ("_kernel", "_gate"):
+    for name in ("_kernel", "_gate", "_subclasses"):
         if importlib.util.find_spec(f"tasks.code.sandbox.{name}") is None:
             raise RuntimeError(
                 f"the code sandbox needs its C module tasks/code/sandbox/{name}.c built: on Linux, with gcc and the C "

@@ -38,6 +38,8 @@ LOGIN = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resou
 LOGIN["RLIMIT_CORE"] = (0, LOGIN["RLIMIT_CORE"][1])
 _LIMIT = "__import__('resource').getrlimit(__import__('resource').{})"
 UNLIKE_A_LOGIN = " or ".join(f"{_LIMIT.format(name)} != {limit!r}" for name, limit in LOGIN.items())
+# Every class `type.__subclasses__()` reaches from `object` (a hierarchy less than 12 deep).
+_CLASSES = "__import__('functools').reduce(lambda found, _: found | {s for t in found for s in type.__subclasses__(t)}, range(12), {object})"
 # The best of three timings of 4,000 calls of a function.
 _TIMED = (
     "(lambda f: min((lambda s: [f() for _ in range(4000)] and __import__('time').perf_counter() - s)"
@@ -100,6 +102,15 @@ GONE = {
     # /dev/shm): now an ordinary tmpfs's, half the machine's memory, the memory cgroup the bound.
     "tmpfs_of_the_jails_size": "min(os.statvfs(p).f_blocks * os.statvfs(p).f_frsize for p in ('.', os.environ['HOME'], '/dev/shm')) < 1 << 30",
     "tmpfs_of_the_jails_inodes": "min(os.statvfs(p).f_files for p in ('.', os.environ['HOME'], '/dev/shm')) < 100000",
+    # The fork server's classes, alive in the jail (its own in `__main__`, the sandbox modules', and
+    # those of the modules it uses), found from `object.__subclasses__()` with no audit event.
+    "classes_of_the_fork_server": (
+        f"any(c.__module__ in ('__main__', '_jail', '_wire', '_seccomp', '_cgroup', '_hook', 'socket', 'selectors',"
+        f" 'select', 'array') for c in {_CLASSES})"
+    ),
+    # `sys.path_importer_cache` named the fork server's file (and lacked the program's own).
+    "importer_cache_of_the_fork_server": "any('sandbox' in key for key in sys.path_importer_cache)",
+    "importer_cache_lacks_the_program": "os.path.abspath(__file__) not in sys.path_importer_cache",
     "audit_hook_hundredfold": f"{_TIMED}(sys._getframe) > 10 * {_TIMED}(sys.getrecursionlimit)",
 }
 # Tells the first jail still shows and the variant does not: differential execution catches them.

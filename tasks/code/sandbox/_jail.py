@@ -277,7 +277,7 @@ def _expose(plan):
     for hidden, exposed in plan:
         source = os.open(exposed, os.O_PATH | os.O_CLOEXEC)
         try:
-            if _kernel.mount(b"tmpfs", hidden.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755") != 0:
+            if _kernel.mount(b"tmpfs", hidden.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=0755") != 0:
                 return False
             os.makedirs(exposed, mode=0o755, exist_ok=True)
             if _kernel.mount(f"/proc/self/fd/{source}".encode(), exposed.encode(), None, _MS_BIND | _MS_REC, None) != 0:

@@ -167,7 +167,7 @@ def _blank(staging, paths):
     lives on a tmpfs mounted for the while, detached once bound (the binds keep it)."""
     holder = staging + "/.blank"
     os.makedirs(holder, mode=0o700)
-    _mount(b"tmpfs", holder, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=2,mode=0700")
+    _mount(b"tmpfs", holder, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"mode=0700")
     empty = holder + "/empty"
     os.close(os.open(empty, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
     for path in paths:
@@ -176,6 +176,12 @@ def _blank(staging, paths):
     if _kernel.umount2(holder.encode(), _MNT_DETACH) != 0:
         raise OSError("umount " + holder)
     os.rmdir(holder)
+
+
+# The jail's read-only tmpfs mounts (its root, the covers of what it may not read, the holder of
+# the blanked files) are of an ordinary tmpfs's size, half the machine's memory, as a size option
+# would show in `os.statvfs` (its root showed 1 MiB and 4,096 inodes, site-packages' cover 4 KiB
+# and one inode); they hold next to nothing, and nothing can write them.
 
 
 def tmpfs_options(size_mb, inodes, mode):
@@ -192,7 +198,7 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     writable place noexec, pivot into it and detach the old root (a size None: `tmpfs_options`). The names of what applied ("tmpfs_workdir", "private_shm", "login_home",
     "minimal_root"); raises OSError when the root could not be built (nothing pivoted then)."""
     links, binds, covers, blanks = root_plan
-    _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    _mount(b"tmpfs", staging, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=0755")
     for link, target in links:
         os.makedirs(os.path.dirname(staging + link), mode=0o755, exist_ok=True)
         os.symlink(target, staging + link)
@@ -201,7 +207,7 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
     if blanks:
         _blank(staging, blanks)
     for path in covers:  # what lies below a bound directory but is not readable: hidden, empty
-        _mount(b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,nr_inodes=1,mode=0755")
+        _mount(b"tmpfs", staging + path, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"mode=0755")
     os.makedirs(staging + workdir, mode=0o711, exist_ok=True)
     _mount(b"tmpfs", staging + workdir, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, tmpfs_options(disk_mb, 4096, "0700"))
     os.makedirs(staging + shm, mode=0o755, exist_ok=True)
@@ -214,7 +220,7 @@ def enter(root_plan, staging, workdir, disk_mb, shm_mb, shm, login=None):
         _mount(b"tmpfs", staging + home, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, tmpfs_options(disk_mb, 1024, "0755"))
         os.chown(staging + home, uid, uid)
         applied.append("login_home")
-    _mount(None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    _mount(None, staging, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"mode=0755")
     os.chdir(staging)
     # pivot_root(".", "."): the old root ends up mounted on top of the new one, and detaching "."
     # then removes exactly it (pivot_root(2), "NOTES").

@@ -101,6 +101,10 @@ GONE = {
     # The sizes of its tmpfs mounts (64 MiB and 4,096 inodes for the work dir and HOME, 16 MiB for
     # /dev/shm): now an ordinary tmpfs's, half the machine's memory, the memory cgroup the bound.
     "tmpfs_of_the_jails_size": "min(os.statvfs(p).f_blocks * os.statvfs(p).f_frsize for p in ('.', os.environ['HOME'], '/dev/shm')) < 1 << 30",
+    # Its read-only ones: its root was 1 MiB and 4,096 inodes, the cover of site-packages (which it
+    # may not read) 4 KiB and one inode.
+    "root_of_a_megabyte": "os.statvfs('/').f_blocks * os.statvfs('/').f_frsize < 1 << 30 or os.statvfs('/').f_files < 100000",
+    "cover_of_one_inode": "os.statvfs(__import__('sysconfig').get_paths()['purelib']).f_files < 100000",
     "tmpfs_of_the_jails_inodes": "min(os.statvfs(p).f_files for p in ('.', os.environ['HOME'], '/dev/shm')) < 100000",
     # The fork server's classes, alive in the jail (its own in `__main__`, the sandbox modules', and
     # those of the modules it uses), found from `object.__subclasses__()` with no audit event.

@@ -19,10 +19,22 @@
  *
  * `install` works once per process and only in a process that has no hook of its own yet; the
  * gate holds the only references to the judge and its state.
+ *
+ * No signal handler of the candidate's runs under the sandbox's frames either (`shielded`, and
+ * the judge's call here). CPython runs a Python handler on the main thread at its next check,
+ * whichever thread the kernel delivered the signal to, so holding signals back on the main thread
+ * is not enough: one the candidate's own thread took would still be handled in the jail's code or
+ * the judge's, and the handler handed their frame. So, first, the handlers already due run
+ * (`PyErr_CheckSignals`, in the candidate's frame or none); then every signal with a Python
+ * handler gets, for the while, a C handler that only notes it; after, CPython's own handlers are
+ * back and each noted signal is handed to them, so the Python handler runs at the next check, in
+ * the caller's or the candidate's frame. `signal.getsignal` still reads the candidate's handlers:
+ * only the kernel's action changed, which no Python call reads.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -220,12 +232,64 @@ static enum verdict fast_verdict(enum fast fast, PyObject *args) {
     return JUDGE;
 }
 
+static PyObject *getsignal; /* _signal.getsignal, bound when the fork server imports this module */
+static volatile sig_atomic_t noted[NSIG];
+
+static void note_signal(int signal_number) { noted[signal_number] = 1; }
+
+typedef struct {
+    int count;
+    int signals[NSIG];
+    struct sigaction actions[NSIG];
+} held_handlers;
+
+/* Give every signal with a Python handler a C handler that only notes it. */
+static void hold_handlers(held_handlers *held) {
+    held->count = 0;
+    PyObject *pending_type, *pending_value, *pending_trace;
+    PyErr_Fetch(&pending_type, &pending_value, &pending_trace);
+    for (int number = 1; number < NSIG; number++) {
+        PyObject *handler = PyObject_CallFunction(getsignal, "i", number);
+        if (handler == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        int in_python = handler != Py_None && !PyLong_Check(handler); /* not SIG_DFL, SIG_IGN, or unset */
+        Py_DECREF(handler);
+        if (!in_python) continue;
+        struct sigaction noting, previous;
+        if (sigaction(number, NULL, &previous) != 0 || (previous.sa_flags & SA_SIGINFO) ||
+            previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN)
+            continue;
+        noting = previous;
+        noting.sa_handler = note_signal;
+        if (sigaction(number, &noting, NULL) == 0) {
+            held->signals[held->count] = number;
+            held->actions[held->count++] = previous;
+        }
+    }
+    PyErr_Restore(pending_type, pending_value, pending_trace);
+}
+
+/* CPython's handlers back, and each signal noted meanwhile handed to them. */
+static void release_handlers(held_handlers *held) {
+    for (int i = 0; i < held->count; i++) sigaction(held->signals[i], &held->actions[i], NULL);
+    for (int i = 0; i < held->count; i++) {
+        int number = held->signals[i];
+        if (noted[number]) {
+            noted[number] = 0;
+            held->actions[i].sa_handler(number);
+        }
+    }
+}
+
 static int hand_to_judge(const char *event, PyObject *args) {
     /* Where the recursion limit leaves no room for the judge's frame, the call fails with
      * RecursionError before anything is noted, as an honest deep recursion's would (docs/sandbox.md:
      * that case leaves no record, and the operation has no effect). */
     if (Py_EnterRecursiveCall(" in the audit gate")) return -1;
     Py_LeaveRecursiveCall();
+    if (PyErr_CheckSignals() < 0) return -1; /* the handlers due run now, in the candidate's frame */
     PyObject *name = PyUnicode_FromString(event);
     if (name == NULL) return -1;
     if (PyDict_SetDefault(gate.pending, name, args) == NULL) {
@@ -234,7 +298,15 @@ static int hand_to_judge(const char *event, PyObject *args) {
     }
     PyThreadState *thread = PyThreadState_Get();
     PyThreadState_EnterTracing(thread); /* as CPython runs its own hooks: no tracing inside */
+    /* With the collector off, as the candidate had it otherwise: a collection that the judge's own
+     * allocations set off would run the candidate's `gc.callbacks` and finalizers with the judge's
+     * frames below them (`f_back`, which raises no event). */
+    int collecting = PyGC_Disable();
+    held_handlers held;
+    hold_handlers(&held);
     PyObject *returned = PyObject_CallFunctionObjArgs(gate.judge, name, args, NULL);
+    release_handlers(&held);
+    if (collecting) PyGC_Enable();
     PyThreadState_LeaveTracing(thread);
     Py_DECREF(name);
     if (returned == NULL) return -1;
@@ -327,7 +399,31 @@ bad_text:
     return NULL;
 }
 
+/* A call of `self` (the wrapped callable) with no signal handler of the candidate's run inside it:
+ * those due run first, those that come meanwhile after. */
+static PyObject *shielded_call(PyObject *self, PyObject *unused) {
+    if (PyErr_CheckSignals() < 0) return NULL;
+    held_handlers held;
+    hold_handlers(&held);
+    PyObject *returned = PyObject_CallNoArgs(self);
+    release_handlers(&held);
+    return returned;
+}
+
+static PyMethodDef shielded_def = {"shielded", shielded_call, METH_NOARGS, NULL};
+
+/* shielded(callable): a C callable that calls `callable` with no signal handler of the
+ * candidate's run inside it (the jail's own code between calls: `_jail.life`). */
+static PyObject *g_shielded(PyObject *self, PyObject *callable) {
+    if (!PyCallable_Check(callable)) {
+        PyErr_SetString(PyExc_TypeError, "shielded(callable)");
+        return NULL;
+    }
+    return PyCFunction_New(&shielded_def, callable);
+}
+
 static PyMethodDef methods[] = {
+    {"shielded", g_shielded, METH_O, "shielded(callable): a callable that runs it with no Python signal handler inside"},
     {"install", g_install, METH_VARARGS,
      "install(judge, pending, names, prefixes, namespaces, sandbox_dir, inside, coroutine_code, pid): "
      "add the gate as this process's audit hook, once"},
@@ -336,4 +432,11 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gate", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__gate(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__gate(void) {
+    PyObject *signals = PyImport_ImportModule("_signal");
+    if (signals == NULL) return NULL;
+    getsignal = PyObject_GetAttrString(signals, "getsignal");
+    Py_DECREF(signals);
+    if (getsignal == NULL) return NULL;
+    return PyModule_Create(&module);
+}

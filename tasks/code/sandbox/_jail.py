@@ -81,6 +81,7 @@ import builtins
 import collections
 import fcntl
 import functools
+import gc
 import itertools
 import operator
 import os
@@ -350,6 +351,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # would be whatever the candidate made it (even `sys.__class__` can be replaced), and the
     # builtins these functions use are this module's private copy.
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
+    _gc_enabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
     _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
     sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
@@ -365,6 +367,11 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     entry_lookup: list[tuple[dict, str]] = []  # (the program's namespace, the entry point's name)
     entries: list[object] = []  # what the namespace holds under that name (looked up from C)
     outcome: list[object] = []  # the last call's: [True, value] or [False, error, its text]
+    # What the jail's own code between calls would let go of that may be the candidate's (its
+    # `sys.excepthook` replaced, what it put in `sys.modules` under the test module's name), let
+    # go of from C instead, with `outcome` (`_next_call`'s chains): a `__del__` or weak-reference
+    # callback of the candidate's then runs with no frame of the jail's below it.
+    dropped: list[object] = []
     load_mask: list[set] = []  # the signals the candidate had blocked when its load ended
     state: dict[str, Any] = {}
     # Waits for the next request in C, between two callbacks: a signal handler that runs while the
@@ -381,13 +388,25 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
 
     def guarded(body):
         """`body`, run as a callback: a failure of the jail's own code (never the candidate's,
-        which the caller catches) ends the jail rather than reach CPython's unraisable hook."""
+        which the caller catches) ends the jail rather than reach CPython's unraisable hook.
+
+        And with the collector off, as the candidate had it otherwise: a collection that the jail's
+        own allocations set off would run the candidate's `gc.callbacks` and finalizers with the
+        jail's frames below them (their `f_back`, which raises no audit event: a callback
+        that walked them found `_jail.py`, `_wire.py` and `_hook.py`). Turned back on as the last
+        thing, where nothing is allocated before C has the value: the next collection runs in the
+        caller's or the candidate's frames."""
 
         def callback():
+            collecting = _gc_enabled()
+            _gc_disable()
             try:
                 return body()
             except BaseException:  # noqa: B036
                 _exit(70)
+            finally:
+                if collecting:
+                    _gc_enable()
 
         return callback
 
@@ -507,6 +526,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         modules: Any = sys_names.get("modules")
         name, module = state["test_module"]
         if _type(modules) is dict:  # the test module, as a runner that imported it has it (an exact dict: no method of the candidate's)
+            dropped.append(modules.get(name))  # the candidate's, if it put one there: let go of from C
             modules[name] = module
         # The signals the candidate leaves unblocked are blocked on this thread while the jail's own
         # code runs between calls, and unblocked by a C call (a handler that then runs is handed no
@@ -523,7 +543,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         reply and the wait that follow it. Runs between calls only."""
         if "waited" not in state:  # first: release what `loaded` held back, and wait for a call
             state["waited"] = True
-            return _partial(_deque, map(call, (state["release"], wait_for_request, state["hold"])), 0)
+            return _partial(_deque, map(call, (dropped.clear, state["release"], wait_for_request, state["hold"])), 0)
         request = next_request()
         if request is None or request[0] != "call":
             _exit(0)
@@ -534,7 +554,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # The call, its reply, then the wait for the next request, each called from C in turn, with
         # the candidate's signals held back (`hold`, `release`) while the jail's own code runs.
         hold, release = state["hold"], state["release"]
-        return _partial(_deque, map(call, (release, made, hold, reply, release, wait_for_request, hold)), 0)
+        return _partial(_deque, map(call, (release, made, hold, reply, outcome.clear, dropped.clear, release, wait_for_request, hold)), 0)
 
     def _reply():
         """Send the reply to the call just made, then check the seal. Runs between calls only."""
@@ -547,13 +567,17 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             answer = ["raised", call_id, "SystemError", "the call did not finish"]
         if sys_names.get("excepthook") is not state["excepthook"]:
             state["audit"]("sandbox.hook_patch", "sys.excepthook replaced")
+            dropped.append(state["excepthook"])
             state["excepthook"] = sys_names.get("excepthook")
         current_call[0] = None
-        outcome.clear()
         state["seal"](state["seal_event"])
         send(answer)
 
-    set_up, loaded, next_call, reply = guarded(_set_up), guarded(_loaded), guarded(_next_call), guarded(_reply)
+    # The jail's own code once candidate code exists runs with no signal handler of the
+    # candidate's inside it (`_gate.shielded`: CPython runs a handler on the main thread whichever
+    # thread took the signal, and would hand it the jail's frame): those due run before, in no frame.
+    set_up = guarded(_set_up)
+    loaded, next_call, reply = (_gate.shielded(guarded(body)) for body in (_loaded, _next_call, _reply))
 
     # After the load, every signal is held back (and the candidate's mask of then noted) until
     # `loaded` has made what the calls hold back and release.
@@ -701,7 +725,6 @@ def _look_ordinary(main_path, start=None):
     without it, the sandbox's own modules are dropped. Every object the jail itself uses was bound
     before this, so dropping the modules from `sys.modules` removes nothing it needs; a candidate
     that imports one of them gets a fresh copy, with classes of its own."""
-    import gc
     import importlib.machinery
 
     here = os.path.dirname(os.path.abspath(__file__))

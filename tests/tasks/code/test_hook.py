@@ -285,8 +285,11 @@ def test_importing_ctypes_is_refused_and_recorded() -> None:
 
 
 # A SIGALRM handler that raises whenever the frame it interrupted is inside the hook, against a
-# refused open whose path takes the hook long to resolve. The program reports whether its handler
-# really unwound the hook at least once, and whether any open returned a file.
+# refused open whose path takes the hook long to resolve. It used to unwind the hook (which then
+# settled the event again with the signals blocked); now the gate (`_gate.c`) gives every signal
+# with a Python handler a C handler that only notes it while the judge runs, and hands it on
+# after: the handler runs in the candidate's frame, never the hook's. The program reports whether
+# its handler ever saw the hook, and whether any open returned a file.
 INTERRUPTED = """
 import signal, sys
 FIRED, OPENED = [], []
@@ -313,20 +316,16 @@ def probe():
 """
 
 
-def test_a_signal_handler_that_unwinds_the_hook_leaves_the_refusal_and_its_record() -> None:
-    result = _run(INTERRUPTED, [True, []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
-    kinds = _kinds(result)
-    if result.outcome == "error":  # interrupted three times over: the jail ended as tampering
-        assert "evidence_tampering" in kinds, (result.reason, result.audit_events)
-        return
+def test_a_signal_handler_never_runs_inside_the_hook_and_the_refusal_is_recorded() -> None:
+    result = _run(INTERRUPTED, [False, []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
-    assert "file_read" in kinds, result.audit_events
+    assert _kinds(result) == {"file_read"}, result.audit_events
 
 
-# A signal made to arrive during C code that is directly followed by an audited C call, so the
-# handler runs at the eval loop's check on the hook's entry, before its first instruction, and
-# raises there: the hook never starts. The first audit hook (a C function, which no handler can
-# interrupt) noted the event, and the jail's seal after loading finds the note left over.
+# A signal made to arrive during C code that is directly followed by an audited C call, so that
+# the handler is due on the hook's entry, before its first instruction. It ran there (handed the
+# hook's frame, and a raise stopped the hook before it started); now the gate runs the handlers
+# due before it calls the judge, in the candidate's frame, and the call is judged as any other.
 AT_THE_ENTRY = """
 import functools, gc, operator, signal
 LANDED, RETURNED = [], []
@@ -350,12 +349,10 @@ def probe():
 """
 
 
-def test_a_handler_that_stops_the_hook_at_its_entry_leaves_no_effect_and_a_record() -> None:
-    result = _run(AT_THE_ENTRY, [[("hook", 0)], []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
+def test_a_handler_due_on_the_hooks_entry_runs_before_it_and_the_call_is_judged() -> None:
+    result = _run(AT_THE_ENTRY, [[], []], SandboxLimits(wall_s=30.0, cpu_s=20, memory_mb=512))
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
-    assert [(event["kind"], event["detail"]) for event in result.audit_events] == [
-        ("evidence_tampering", "audited calls the hook could not judge: gc.get_objects")
-    ]
+    assert [(event["kind"], event["detail"]) for event in result.audit_events] == [("introspection", "gc.get_objects")] * 3
 
 
 # The forbidden calls made from the deepest frame the recursion limit allows, where the hook

@@ -110,6 +110,97 @@ def test_a_signal_handler_is_never_handed_a_frame_of_the_jail() -> None:
     assert "bare_stack" in result.isolation
 
 
+# A signal the candidate's own thread takes (the jail holds the candidate's signals back only on
+# the main thread): CPython runs the handler on the main thread at its next check, which was in
+# the jail's own code between calls, handing it the jail's frame. Now those handlers are noted in
+# C while the jail's code runs and handed on after it (`_gate.shielded`).
+FROM_ANOTHER_THREAD = f"""
+import os, signal, sys, threading
+SEEN = set()
+def _on_signal(signum, frame):
+    while frame is not None:
+        f = frame
+        if {SANDBOX_FILE}:
+            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
+        frame = frame.f_back
+signal.signal(signal.SIGUSR1, _on_signal)
+def _sender():
+    while True:
+        os.kill(os.getpid(), signal.SIGUSR1)
+threading.Thread(target=_sender, daemon=True).start()
+def probe():
+    return sorted(SEEN)
+"""
+
+
+def test_a_handler_tripped_on_another_thread_is_never_handed_a_frame_of_the_jail() -> None:
+    test = "def check(candidate):\n    for _ in range(300):\n        seen = candidate()\n    assert seen == []\n"
+    result = run_tests(FROM_ANOTHER_THREAD, test, "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+    assert "bare_stack" in result.isolation
+
+
+# The candidate's code the interpreter runs on its own: `gc.callbacks` and finalizers (`__del__`,
+# weak-reference callbacks). A collection set off by the jail's or the audit judge's allocations
+# ran them with those frames below (found in review: a callback walking `f_back` found
+# `_jail.py`, `_wire.py` and `_hook.py`), and so did the jail letting go of the candidate's last reference: its returned
+# value (and so its exception), its `sys.excepthook` or what it put in `sys.modules` under the test
+# module's name. Each step leaves the collector one allocation short of a collection, or gives the
+# jail such a reference, in every way that step can; `seen` lists the sandbox's frames noted.
+COLLECTED = f"""
+import gc, sys, weakref
+SEEN = set()
+KEEP = []
+def _note(*_):
+    frame = sys._getframe(0).f_back  # f_back raises no audit event
+    while frame is not None:
+        f = frame
+        if {SANDBOX_FILE}:
+            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
+        frame = frame.f_back
+class _Trap(list):  # sent as a list, as any list subclass
+    def __del__(self):
+        _note()
+gc.callbacks.append(_note)
+sys.modules["test_main"] = sys.modules["test_solution"] = _Trap()
+def _one_short(offset):
+    while gc.get_count()[0] < gc.get_threshold()[0] - 1 - offset:
+        KEEP.append([])
+def probe(step, offset=0):
+    if step == "seen":
+        return sorted(SEEN)
+    if step == "between_calls":
+        _one_short(offset)
+    elif step == "judged":
+        _one_short(offset)
+        open("/dev/null").close()  # not plainly inside: the Python judge decides it
+    elif step == "returned":
+        return _Trap()
+    elif step == "weakref":
+        held = _Trap()
+        KEEP.append(weakref.ref(held, _note))
+        return held
+    elif step == "excepthook":
+        sys.excepthook = _Trap()
+    return None
+"""
+
+
+def test_no_collection_or_finalizer_runs_on_a_frame_of_the_jail() -> None:
+    test = (
+        "def check(candidate):\n"
+        "    for offset in range(40):\n"
+        "        candidate('between_calls', offset)\n"
+        "        candidate('judged', offset)\n"
+        "    for step in ('returned', 'weakref', 'excepthook', 'excepthook'):\n"
+        "        candidate(step)\n"
+        "    assert candidate('seen') == []\n"
+    )
+    result = run_tests(COLLECTED, test, "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+    assert "bare_stack" in result.isolation
+
+
 # The candidate's code run by the jail's own code between calls, with the jail's frames below it:
 # a returned set or dict subclass used to be rebuilt (hashing and comparing its members) by the
 # encoder of the reply.

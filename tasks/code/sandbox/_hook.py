@@ -31,17 +31,17 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
                     hook cannot see them (docs/sandbox.md says what they reach).
   introspection     gc.get_objects/get_referrers/get_referents -- refused (they reach every object
                     of the jail, this hook's own closure among them)
-  hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused (but doctest's own restoring
-                    of an absent trace, a call that changes nothing); a replaced sys.excepthook
+  hook_patch        sys.addaudithook, sys.settrace/setprofile -- refused (but of None, a call that
+                    changes nothing, which the gate passes: it reads the argument); a replaced sys.excepthook
                     -- recorded (raised by the jail). (`os._exit` and `atexit.register` are the
                     interpreter's own, unwrapped: a wrapper is a Python function, a tell. The jail
                     ends in os._exit, so no atexit handler ever runs; an exit is the parent's
                     record, below.)
   exit              SystemExit out of a call (the jail raises "sandbox.exit") -- recorded
   code_patch        a code object built from bytes (`code.__new__`: CodeType, code.replace; not
-                    `types.coroutine`'s flag), `marshal.loads`/`load` of bytes but the standard
-                    library's own .pyc files -- refused (bytecode of the candidate's own reads and
-                    writes memory at will); assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
+                    `types.coroutine`'s flag, `library_code_patch`), `marshal.loads`/`load` of bytes
+                    the compiler did not make (`own_bytecode`) -- refused (bytecode of the
+                    candidate's own reads and writes memory at will), each judged by its data; assigning __code__, __defaults__ or __kwdefaults__ on one of the sandbox's own
                     functions (this hook's, the jail's) -- refused; on any other function
                     (the candidate's, the library's: `types.coroutine` does it) it is allowed
 The trusted parent adds kinds of its own (`exit`, `kernel_refusal`, `evidence_tampering`, see
@@ -251,7 +251,6 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
 
     _lstat, _compile, code_type = os.lstat, compile, _type(make_text.__code__)
     _absent = (FileNotFoundError, NotADirectoryError)
-    doctest_path = library + "/doctest.py"
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE
     sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
@@ -280,6 +279,11 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     code_of_frame, frame_locals = FrameType.__dict__["f_code"].__get__, FrameType.__dict__["f_locals"].__get__
     library_prefix = library + "/"
     reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
+    loading: dict[int, object] = {}  # thread -> the bytes this thread's judgement is loading itself (`own_bytecode`)
+    coroutine_calls: dict[int, object] = {}  # id -> frame of each `types.coroutine` call that made its code object
+    from marshal import loads as _loads
+
+    _id, _zip, _base_exception = id, zip, BaseException
     every_signal = frozenset(valid_signals())
 
     def event_line(kind, detail):
@@ -379,20 +383,80 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         frame = getframe(5 + extra)  # caller_code <- own_bytecode or library_code_patch <- judge <- settle <- hook <- (C) <- its caller
         return (frame, code_of_frame(frame)) if _type(frame) is frame_type else (None, None)
 
-    def own_bytecode(extra):
-        """`marshal.loads` called by the import system for a module of the standard library: the
-        bytecode the interpreter's own compiler wrote there. Any other bytes a candidate chose can
-        hold a code object that reads and writes memory at will (red team sandbox6 `b1`)."""
+    def read_file(path, skip):
+        """The bytes of the file at `path` past its first `skip`; None when it cannot be read."""
+        try:
+            with _open(path, "rb") as file:
+                return file.read()[skip:]
+        except _os_error:
+            return None
+
+    def own_bytecode(args, extra):
+        """`marshal.loads` of bytes the interpreter's own compiler made, told by the bytes: those of
+        the standard library's .pyc file the import system names (`bytecode_path`), byte for byte,
+        or bytes that load as exactly the code the compiler makes of the source it names
+        (`source_path`: a module the program wrote and imported, whose .pyc the interpreter
+        wrote, red team sandbox7 `h3`). The frame's locals only say where to look: a candidate can
+        call `_compile_bytecode` itself with any (sandbox7 `m1`, `m2`). Any other bytes can hold a
+        code object that reads and writes memory at will (sandbox6 `b1`)."""
+        if _len(args) != 1 or _type(args[0]) is not _bytes:
+            return False
+        data, thread = args[0], get_ident()
+        if _type(loading.get(thread)) is _bytes and loading[thread] == data:
+            return True  # this judgement's own load of the same bytes, below (the event holds a copy)
         frame, code = caller_code(extra)
         if code is not compile_bytecode_code:
             return False
-        path = frame_locals(frame).get("bytecode_path")
-        return _type(path) is _str and path.startswith(library_prefix) and ".." not in path
+        names = frame_locals(frame)
+        path, source = names.get("bytecode_path"), names.get("source_path")
+        if _type(path) is _str and path.startswith(library_prefix) and ".." not in path:
+            return read_file(path, 16) == data
+        source_text = read_file(source, 0) if _type(source) is _str else None
+        if source_text is None:
+            return False
+        loading[thread] = data
+        try:
+            loaded, compiled = _loads(data), _compile(source_text, source, "exec", dont_inherit=True)
+        except _base_exception:  # noqa: B036 (bytes that do not load, a source that does not compile)
+            return False
+        finally:
+            loading.pop(thread, None)
+        return _type(loaded) is code_type and loaded == compiled
 
-    def library_code_patch(extra):
-        """`code.__new__` raised by `types.coroutine`, which sets one flag of a function's own
-        compiled code (`asyncio` does it at import): the bytecode is the compiler's."""
-        return caller_code(extra)[1] is coroutine_code
+    def library_code_patch(args, extra):
+        """`code.__new__` raised by `types.coroutine` setting CO_ITERABLE_COROUTINE on the compiled
+        code it holds (`asyncio` does it at import), told by the data: the frame has bound its `co`
+        to a code object, the event's fields are that code's own but for the one flag, and it is
+        the first code object this call of `types.coroutine` makes. Candidate code can run there,
+        as C callables the candidate handed it (a property's getter or setter, red team sandbox7
+        `g1`), but only before `co` is bound or after `co.replace` made the one code object, whose
+        other fields (its constants among them, which the event does not show) are `co`'s."""
+        frame, code = caller_code(extra)
+        if code is not coroutine_code or _len(args) != 9 or _id(frame) in coroutine_calls:
+            return False
+        co = frame_locals(frame).get("co")
+        if _type(co) is not code_type:
+            return False
+        own = (co.co_code, co.co_filename, co.co_name, co.co_argcount, co.co_posonlyargcount, co.co_kwonlyargcount,
+               co.co_nlocals, co.co_stacksize, co.co_flags | 0x100)
+        for given, expected in _zip(args, own):
+            if _type(given) is not _type(expected) or given != expected:
+                return False
+        if _len(coroutine_calls) >= 10_000:
+            return False
+        coroutine_calls[_id(frame)] = frame  # kept alive: no other call's frame takes its id
+        return True
+
+    def link_target(target, link):
+        """Where a symbolic link made at `link` to `target` points, as the kernel resolves it: a
+        relative target from the link's own directory (it was judged from the working directory:
+        red team sandbox7 `s1`, ".." made from a/b)."""
+        if _type(target) is _bytes:
+            target = target.decode("utf-8", "replace")
+        if _type(target) is not _str or target.startswith("/") or (_type(link) is not _str and _type(link) is not _bytes):
+            return target
+        resolved = resolve(link)
+        return (resolved[:-1].rpartition("/")[0] + "/" + target) if resolved else target
 
     def judge(name, args, extra):
         """(kind, detail, refused) for an event to record, None for one to let pass."""
@@ -429,19 +493,18 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return "network", name + text(args[1:]), True
         elif name.startswith("ctypes."):
             return "ctypes", name, True
-        elif name == "code.__new__" and not library_code_patch(extra):
+        elif name == "code.__new__" and not library_code_patch(args, extra):
             # A code object built from bytes (`CodeType(...)`, `code.replace(co_code=...)`): CPython
             # runs bytecode unchecked, so such bytes read and write memory at will (sandbox6 `b1`).
             return "code_patch", "code.__new__ " + (text(args[2]) if _len(args) > 2 else ""), True
-        elif (name == "marshal.loads" or name == "marshal.load") and not own_bytecode(extra):
+        elif (name == "marshal.loads" or name == "marshal.load") and not own_bytecode(args, extra):
             return "code_patch", name + " of bytes not the standard library's own bytecode", True
         elif name == "import" and native_import(args) is not None:
             return "ctypes", "import " + native_import(args), True  # any way, importlib's too: no copy is in memory
         elif name in file_change:
-            if _any(outside(arg) for arg in args[:2] if _type(arg) is _str or _type(arg) is _bytes):
+            paths = (link_target(args[0], args[1]), args[1]) if name == "os.symlink" and _len(args) >= 2 else args[:2]
+            if _any(outside(arg) for arg in paths if _type(arg) is _str or _type(arg) is _bytes):
                 return "file_write", name + text(args), True
-        elif name == "sys.settrace" and restores_no_trace(extra):
-            pass  # doctest's run restoring the (absent) trace it saved: a call that changes nothing
         elif name in hooks:
             return "hook_patch", name, True
         elif name in introspection:
@@ -494,26 +557,6 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return True
         return True
 
-    def doctest_run_code():
-        """The code of the library's own `doctest.DocTestRunner.run`, compiled from its file with
-        functions captured when the hook was made (no candidate code runs here). Not cached: a
-        cache would be state the candidate could reach, and doctest restores its trace once a run."""
-        with _open(doctest_path, "rb") as source:
-            module = _compile(source.read(), doctest_path, "exec", dont_inherit=True)
-        runner = [c for c in module.co_consts if _type(c) is code_type and c.co_name == "DocTestRunner"]
-        run = [c for c in (runner[0].co_consts if runner else ()) if _type(c) is code_type and c.co_name == "run"]
-        return run[0] if run else None
-
-    def restores_no_trace(extra):
-        """This `sys.settrace` is doctest's `DocTestRunner.run` restoring the trace it saved at its
-        start, and that was None. The caller's code is compared with the library's own (so it
-        passes its local `save_trace`, never another value) and that local is read from its frame."""
-        frame = getframe(4 + extra)  # restores_no_trace <- judge <- settle <- hook <- the caller (C: sys.settrace)
-        if _type(frame) is not frame_type or frame.f_code.co_filename != doctest_path or frame.f_code != doctest_run_code():
-            return False
-        names = frame.f_locals
-        return _type(names) is _dict and "save_trace" in names and names["save_trace"] is None
-
     def sandbox_function(function):
         """`function` is one of the sandbox's own (its code was compiled from a sandbox module):
         the recorders and wrappers the candidate can reach, whose code must stay the jail's."""
@@ -528,14 +571,9 @@ def install(gate, hook, pending, workdir, scratch=()):
     """Add `gate` (the `_gate` C module, `_gate.c`) as this process's one audit hook, handing `hook`
     (`make_hook`'s, made with the same `pending`) the events it judges. Called once, by the jail,
     before any candidate code; the gate keeps the only references to `hook` and `pending`."""
-    import types
-
     sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
     inside = tuple(os.path.realpath(path) for path in (workdir, *scratch))
-    gate.install(
-        hook, pending, tuple(sorted(JUDGED)), JUDGED_PREFIXES, _sandbox_globals(sandbox_dir), sandbox_dir, inside,
-        types.coroutine.__code__, os.getpid(),
-    )
+    gate.install(hook, pending, tuple(sorted(JUDGED)), JUDGED_PREFIXES, _sandbox_globals(sandbox_dir), sandbox_dir, inside, os.getpid())
 
 
 def _frame_holder_types():

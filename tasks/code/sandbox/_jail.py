@@ -361,8 +361,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     current_call = [None]
     loading: list[tuple[object, dict]] = []  # (the program's code, its namespace), once set up
     loaded_marker: list[bool] = []  # set by a line run right after the program, only if it finished
-    load_failure: list[object] = []  # what CPython hands sys.unraisablehook when the load raises
-    load_errors: list[object] = []  # the exception of each (read from C: no frame of the jail's)
+    load_errors: list[object] = []  # what ended the load, if it raised (`_gate.catching`, in C)
     load_texts: list[object] = []  # its text (`str`, called from C, the candidate's `__str__` too)
     entry_lookup: list[tuple[dict, str]] = []  # (the program's namespace, the entry point's name)
     entries: list[object] = []  # what the namespace holds under that name (looked up from C)
@@ -488,14 +487,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         try:
             program = compile(job["program"], main_path, "exec")
         except BaseException as error:  # noqa: B036 (a SyntaxError is the candidate's failure to load)
-            load_failure.append(_UnraisableArgs(error))
+            load_errors.append(error)
             return
         loading.append((program, namespace))
         # Run by the same `exec` right after the program, only if it finished: no frame of the
         # sandbox's runs inside or below the program's own.
         loading.append((compile("done.append(True)", "<loaded>", "exec"), {"__builtins__": {}, "done": loaded_marker}))
-        # A C callable: CPython hands it an exception that ends the load. Kept, to be told by identity.
-        state["unraisable"] = sys.unraisablehook = load_failure.append
 
     def text_of(error_text):
         return _safe_text(error_text) if _type(error_text) is _str else "<unprintable>"
@@ -506,8 +503,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         return qualname(_type(error))[:100], text_of(error_text)
 
     def _loaded():
-        if sys_names.get("unraisablehook") is state.get("unraisable"):
-            sys_names["unraisablehook"] = sys_names.get("__unraisablehook__")
         if not loaded_marker:
             error = load_errors[0] if load_errors else None
             if not _clean_exit(error):
@@ -584,10 +579,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     hold_all = functools.partial(_signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.valid_signals())
     note_mask: functools.partial[collections.deque] = functools.partial(collections.deque, map(load_mask.append, map(call, (hold_all,))), 0)
 
-    # The load's exception and its text, read from C (the candidate's `exc_value`, `__str__` run
-    # with no frame of the jail's below them), each step on its own: a text that raises leaves
-    # the exception read.
-    read_errors: functools.partial[collections.deque] = _partial(_deque, map(load_errors.append, map(operator.attrgetter("exc_value"), load_failure)), 0)
+    # The load, with what it raises kept from C in a list of the jail's that nothing hands the
+    # candidate, and that exception's text, read from C too (the candidate's `__str__` run with
+    # no frame of the jail's below it): a text that raises leaves the exception read.
+    load = _gate.catching(functools.partial(collections.deque, itertools.starmap(exec, loading), 0), load_errors)
     read_texts: functools.partial[collections.deque] = _partial(_deque, map(load_texts.append, map(_str, load_errors)), 0)
     # The entry point, looked up from C too: a key of the candidate's that equals its name (a str
     # subclass with its own `__eq__`) runs with no frame of the jail's below it.
@@ -595,8 +590,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
 
     return [
         set_up,
-        functools.partial(collections.deque, itertools.starmap(exec, loading), 0),
-        read_errors,
+        load,
         read_texts,
         note_mask,
         read_entry,

@@ -48,6 +48,18 @@ def _swallow(operation):
     return run
 
 
+def _swallow_refusal(operation):
+    def run() -> None:
+        try:
+            operation()
+        except PermissionError:
+            pass
+        finally:
+            sys.settrace(None)
+
+    return run
+
+
 def _in_cwd(directory, operation):
     def run() -> None:
         here = os.getcwd()
@@ -92,6 +104,8 @@ def operations(inside: str) -> dict:
         "datagram_socket": _swallow(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()),
         "hostname": socket.gethostname,
         "coroutine_flag": lambda: types.coroutine(lambda: (yield)),
+        "settrace_none": lambda: sys.settrace(None),
+        "settrace_tracer": _swallow_refusal(lambda: sys.settrace(lambda *_: None)),
         "code_replace": lambda: _raise_own.__code__.replace(co_name="other"),
         "remove_inside": lambda: (open("r", "w").close(), os.remove("r")),
         "rename_outside": _swallow(lambda: (open("s", "w").close(), os.rename("s", outside + "/s"))),

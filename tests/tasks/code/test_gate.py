@@ -40,7 +40,9 @@ HANDED = {
     "socketpair": False,
     "datagram_socket": True,
     "hostname": False,
-    "coroutine_flag": False,
+    "coroutine_flag": True,  # judged by the code object it holds (red team sandbox7 `g1`)
+    "settrace_none": False,  # the gate reads the argument (its `sys.settrace` wrapper): None
+    "settrace_tracer": True,
     "code_replace": True,
     "remove_inside": False,
     "rename_outside": True,
@@ -54,6 +56,7 @@ HANDED = {
 }
 # What the judge alone records or refuses of the same operations.
 JUDGED_AS_VIOLATIONS = {
+    "settrace_none", "settrace_tracer",  # the judge alone sees no argument: it refuses both
     "sandbox_frame", "sandbox_tb_frame", "sandbox_defaults", "open_outside_write", "open_elsewhere", "kill_other",
     "datagram_socket", "code_replace", "rename_outside", "gc_objects", "ctypes_prefix",
 }
@@ -75,4 +78,5 @@ def test_what_the_gate_settles_in_c_the_judge_lets_pass(tmp_path: Path) -> None:
     judged = probe("judge", tmp_path)
     assert {name for name, violation in judged.items() if violation} == JUDGED_AS_VIOLATIONS
     settled_in_c = {name for name, handed in HANDED.items() if not handed}
-    assert not settled_in_c & JUDGED_AS_VIOLATIONS
+    # The one the gate knows more of than the judge: `sys.settrace`'s argument, None.
+    assert settled_in_c & JUDGED_AS_VIOLATIONS == {"settrace_none"}

@@ -1,0 +1,178 @@
+"""The audit judge decides by the data an operation carries, never by the frame that makes it.
+
+Red team sandbox7 made each exemption the judge granted by its caller's frame do the forbidden
+thing: a C callable of the candidate's (a property's getter draining a `starmap`) runs under any
+library frame, and a library function's locals are the arguments the candidate passes. Each case
+here is one of those attacks, and each must be refused and recorded; the honest uses each
+exemption was for (asyncio's `types.coroutine`, a reloaded module's .pyc, doctest) must pass with
+no record. And the load's outcome is the jail's own: nothing the candidate can reach decides it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.code.sandbox import SandboxLimits, run_tests
+from tests.support.sandbox_attacks import FAST
+
+SLOW = SandboxLimits(**{**FAST.__dict__, "wall_s": 20.0})
+
+# A code object of any bytes, built by `types.CodeType` from C while `types.coroutine`'s frame is
+# on top: `types.coroutine` reads `func.__class__`, a property whose getter drains the starmap.
+FORGED_UNDER_COROUTINE = """
+import itertools, types
+_source = (lambda: None).__code__
+_args = (0, 0, 0, 0, 1, _source.co_flags, b"\\x97\\x00d\\x05S\\x00", (None,), (), (), _source.co_filename, "forged",
+         "forged", _source.co_firstlineno, _source.co_linetable, _source.co_exceptiontable, (), ())
+_made = []
+class _Box(itertools.starmap):
+    __class__ = property(_made.extend)
+    def __call__(self):
+        pass
+try:
+    types.coroutine(_Box(types.CodeType, [_args]))
+    _OUTCOME = "made" if _made else "nothing"
+except PermissionError:
+    _OUTCOME = "refused"
+def probe():
+    return _OUTCOME
+"""
+
+# Bytes of the candidate's through `marshal.loads`, called by the import system's own
+# `_compile_bytecode`, which the candidate calls with a standard library .pyc path of its choosing.
+FORGED_AS_LIBRARY_BYTECODE = """
+import marshal, os, importlib._bootstrap_external as _external
+_code = (lambda: 7).__code__
+_forged = marshal.dumps(_code).replace(_code.co_code, b"\\x97\\x00d\\x05S\\x00")
+try:
+    _external._compile_bytecode(_forged, "x", os.path.dirname(os.__file__) + "/x.cpython-311.pyc")
+    _OUTCOME = "made"
+except PermissionError:
+    _OUTCOME = "refused"
+def probe():
+    return _OUTCOME
+"""
+
+# The same through a source path of the candidate's: the bytes must load as what the compiler
+# makes of that source, and these do not.
+FORGED_AS_MODULE_BYTECODE = """
+import marshal, importlib._bootstrap_external as _external
+with open("helper.py", "w") as _file:
+    _file.write("x = 7\\n")
+_code = compile("x = 7\\n", "helper.py", "exec")
+_forged = marshal.dumps(_code).replace(_code.co_code, _code.co_code[:-2] + b"d\\x05")
+try:
+    _external._compile_bytecode(_forged, "helper", "__pycache__/helper.cpython-311.pyc", "helper.py")
+    _OUTCOME = "made"
+except PermissionError:
+    _OUTCOME = "refused"
+def probe():
+    return _OUTCOME
+"""
+
+# A tracer of the candidate's set under doctest's run, whose restoring `sys.settrace(save_trace)`
+# (save_trace None) the judge let pass by its frame: doctest's `sys` is a fake whose `settrace` is
+# a property draining a starmap that calls the real one with the tracer.
+TRACER_UNDER_DOCTEST = """
+import doctest, itertools, sys
+def _tracer(frame, event, arg):
+    return None
+class _FakeSys(itertools.starmap):
+    settrace = property([].extend)
+    def __getattr__(self, name):
+        return getattr(sys, name)
+doctest.sys = _FakeSys(sys.settrace, [(_tracer,)])
+try:
+    doctest.DocTestRunner(verbose=False).run(doctest.DocTestParser().get_doctest(">>> 1\\n1\\n", {}, "t", "t", 0), out=lambda s: None)
+except (TypeError, PermissionError):
+    pass
+doctest.sys = sys
+_OUTCOME = "traced" if sys.gettrace() is _tracer else "not traced"
+def probe():
+    return _OUTCOME
+"""
+
+# A symbolic link made from a subdirectory with the relative target "..": the kernel resolves it
+# from the link's own directory (the work dir's parent), the judge resolved it from the cwd.
+LINK_OUT_OF_THE_WORK_DIR = """
+import os
+_work = os.getcwd()
+os.makedirs("a/b")
+os.chdir("a/b")
+try:
+    os.symlink("..", _work + "/up")
+    _OUTCOME = "linked"
+except PermissionError:
+    _OUTCOME = "refused"
+os.chdir(_work)
+def probe():
+    return _OUTCOME
+"""
+
+ATTACKS = {
+    "forged_under_coroutine": (FORGED_UNDER_COROUTINE, "code_patch"),
+    "forged_as_library_bytecode": (FORGED_AS_LIBRARY_BYTECODE, "code_patch"),
+    "forged_as_module_bytecode": (FORGED_AS_MODULE_BYTECODE, "code_patch"),
+    "tracer_under_doctest": (TRACER_UNDER_DOCTEST, "hook_patch"),
+    "link_out_of_the_work_dir": (LINK_OUT_OF_THE_WORK_DIR, "file_write"),
+}
+REFUSED = {"forged_under_coroutine": "refused", "tracer_under_doctest": "not traced"}
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_exemption_is_not_granted_by_the_calling_frame(name: str) -> None:
+    program, kind = ATTACKS[name]
+    expected = REFUSED.get(name, "refused")
+    result = run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", SLOW)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+    assert kind in {event["kind"] for event in result.audit_events}, result.audit_events
+
+
+# The honest uses each exemption is for: asyncio's import (types.coroutine on a generator
+# function), a module the program writes, imports and reloads (the second load reads the .pyc the
+# interpreter wrote: red team sandbox7 `h3`, refused before), and doctest's run.
+HONEST = {
+    "asyncio": "import asyncio\nasync def _twice(x):\n    await asyncio.sleep(0)\n    return 2 * x\n"
+    "def probe():\n    return asyncio.run(_twice(21))\n",
+    "reloaded_module": "import importlib\nwith open('helper_mod.py', 'w') as f:\n    f.write('def value():\\n    return 42\\n')\n"
+    "importlib.invalidate_caches()\nimport helper_mod\nhelper_mod = importlib.reload(helper_mod)\n"
+    "def probe():\n    return helper_mod.value()\n",
+    "doctest": "import doctest\ndef probe():\n    '''\n    >>> probe()\n    42\n    '''\n    return 42\n"
+    "if __name__ == '__main__':\n    doctest.testmod()\n",
+}
+
+
+@pytest.mark.parametrize("name", list(HONEST))
+def test_the_honest_use_of_an_exemption_passes_unrecorded(name: str) -> None:
+    result = run_tests(HONEST[name], "def check(candidate):\n    assert candidate() == 42\n", "probe", SLOW)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+    assert result.audit_events == (), result.audit_events
+
+
+# During the load `sys.unraisablehook` was a list's `append`, and that list (reached through
+# `__self__`) decided the load's outcome: a fake SystemExit(0) put first made a crash a clean exit
+# (red team sandbox7 `u1`). Now the hook is the interpreter's own throughout.
+LOAD_CRASH = """
+import sys
+ORDINARY_HOOK = sys.unraisablehook is sys.__unraisablehook__
+class _Fake:
+    exc_value = SystemExit(0)
+try:
+    sys.unraisablehook.__self__.append(_Fake())
+except AttributeError:
+    pass
+def probe():
+    return 1
+raise RuntimeError("the load crashes here")
+"""
+
+
+def test_the_loads_outcome_is_the_jails_own() -> None:
+    result = run_tests(LOAD_CRASH, "def check(candidate):\n    assert candidate() == 1\n", "probe", SLOW)
+    assert result.outcome == "error" and "RuntimeError" in result.reason, result.reason
+
+
+def test_the_unraisable_hook_is_the_interpreters_own_during_the_load() -> None:
+    program = "import sys\nORDINARY = sys.unraisablehook is sys.__unraisablehook__\ndef probe():\n    return ORDINARY\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() is True\n", "probe", SLOW)
+    assert result.passed, result.reason

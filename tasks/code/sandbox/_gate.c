@@ -69,6 +69,7 @@ static struct {
     char *inside[MAX_INSIDE]; /* real paths of the jail's own directories, without a final "/" */
     size_t inside_len[MAX_INSIDE];
     int n_inside;
+    char first_chars[256]; /* the first characters of the judged names and prefixes */
 } gate;
 
 /* `sys.settrace(None)` and `sys.setprofile(None)` change nothing where no trace can be set (the
@@ -202,6 +203,10 @@ static enum verdict fast_verdict(enum fast fast, PyObject *args) {
     case FAST_GETATTR: { /* (object, name): an audited attribute read */
         if (n != 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(args, 1))) return PASS;
         PyObject *holder = PyTuple_GET_ITEM(args, 0), *name = PyTuple_GET_ITEM(args, 1);
+        /* Every name judged here is "??_frame": any other (`__code__`, `f_code`, ...) passes at once. */
+        if (PyUnicode_GET_LENGTH(name) != 8 || PyUnicode_KIND(name) != PyUnicode_1BYTE_KIND ||
+            memcmp((const char *)PyUnicode_DATA(name) + 2, "_frame", 6) != 0)
+            return PASS;
         if (exact_str_equals(name, "tb_frame"))
             return Py_IS_TYPE(holder, &PyTraceBack_Type) &&
                            sandbox_frame((PyObject *)((PyTracebackObject *)holder)->tb_frame)
@@ -345,6 +350,7 @@ static int hand_to_judge(const char *event, PyObject *args) {
 }
 
 static int gate_hook(const char *event, PyObject *args, void *unused) {
+    if (!gate.first_chars[(unsigned char)event[0]]) return 0; /* no judged name starts so: `builtins.id` */
     slot *entry = lookup(event);
     enum verdict verdict;
     if (entry != NULL && entry->name != NULL)
@@ -383,6 +389,7 @@ static int add_name(PyObject *name) {
     }
     entry->name = copy;
     entry->fast = FAST_NONE;
+    gate.first_chars[(unsigned char)copy[0]] = 1;
     for (size_t i = 0; i < sizeof FAST_PATHS / sizeof FAST_PATHS[0]; i++)
         if (strcmp(copy, FAST_PATHS[i].name) == 0) entry->fast = FAST_PATHS[i].fast;
     return 0;
@@ -409,6 +416,7 @@ static PyObject *g_install(PyObject *self, PyObject *args) {
         if (add_name(PyTuple_GET_ITEM(names, i)) < 0) goto bad_text;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(prefixes); i++) {
         if ((gate.prefixes[gate.n_prefixes] = copy_text(PyTuple_GET_ITEM(prefixes, i))) == NULL) goto bad_text;
+        gate.first_chars[(unsigned char)gate.prefixes[gate.n_prefixes][0]] = 1;
         gate.n_prefixes++;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inside); i++) {

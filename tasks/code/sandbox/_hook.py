@@ -283,7 +283,12 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     coroutine_calls: dict[int, object] = {}  # id -> frame of each `types.coroutine` call that made its code object
     from marshal import loads as _loads
 
-    _id, _zip, _base_exception = id, zip, BaseException
+    _id, _zip, _base_exception, _getattr, _tuple = id, zip, BaseException, getattr, tuple
+    code_fields = (
+        "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags",
+        "co_firstlineno", "co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars",
+        "co_linetable", "co_exceptiontable", "co_name", "co_qualname",
+    )
     every_signal = frozenset(valid_signals())
 
     def event_line(kind, detail):
@@ -421,7 +426,32 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return False
         finally:
             loading.pop(thread, None)
-        return _type(loaded) is code_type and loaded == compiled
+        return same_code(loaded, compiled, 0)
+
+    def same_code(one, other, depth):
+        """`one` and `other` are code objects alike in every field the interpreter runs them by:
+        `==` of code objects leaves out the stack size and the exception table, and bytecode
+        that overruns its stack or jumps where the table says writes and runs past its frame."""
+        if _type(one) is not code_type or _type(other) is not code_type or depth > 100:
+            return False
+        for field in code_fields:
+            if not same_constant(_getattr(one, field), _getattr(other, field), depth):
+                return False
+        return True
+
+    def same_constant(one, other, depth):
+        if _type(one) is not _type(other) or depth > 100:
+            return False
+        if _type(one) is code_type:
+            return same_code(one, other, depth + 1)
+        if _type(one) is _tuple:
+            if _len(one) != _len(other):
+                return False
+            for item, other_item in _zip(one, other):
+                if not same_constant(item, other_item, depth + 1):
+                    return False
+            return True
+        return one == other
 
     def library_code_patch(args, extra):
         """`code.__new__` raised by `types.coroutine` setting CO_ITERABLE_COROUTINE on the compiled

@@ -70,6 +70,23 @@ def probe():
     return _OUTCOME
 """
 
+# Bytes that load as the compiler's code of that source in all but the stack size (`==` of code
+# objects leaves it out, as it does the exception table): bytecode whose stack overruns its frame.
+STACK_OF_ITS_OWN = """
+import marshal, importlib._bootstrap_external as _external
+with open("helper.py", "w") as _file:
+    _file.write("x = 7\\n")
+_data = bytearray(marshal.dumps(compile("x = 7\\n", "helper.py", "exec")))
+_data[13:17] = (0).to_bytes(4, "little")  # co_stacksize, after the three argument counts
+try:
+    _external._compile_bytecode(bytes(_data), "helper", "__pycache__/helper.cpython-311.pyc", "helper.py")
+    _OUTCOME = "made"
+except PermissionError:
+    _OUTCOME = "refused"
+def probe():
+    return _OUTCOME
+"""
+
 # A tracer of the candidate's set under doctest's run, whose restoring `sys.settrace(save_trace)`
 # (save_trace None) the judge let pass by its frame: doctest's `sys` is a fake whose `settrace` is
 # a property draining a starmap that calls the real one with the tracer.
@@ -113,6 +130,7 @@ ATTACKS = {
     "forged_under_coroutine": (FORGED_UNDER_COROUTINE, "code_patch"),
     "forged_as_library_bytecode": (FORGED_AS_LIBRARY_BYTECODE, "code_patch"),
     "forged_as_module_bytecode": (FORGED_AS_MODULE_BYTECODE, "code_patch"),
+    "stack_of_its_own": (STACK_OF_ITS_OWN, "code_patch"),
     "tracer_under_doctest": (TRACER_UNDER_DOCTEST, "hook_patch"),
     "link_out_of_the_work_dir": (LINK_OUT_OF_THE_WORK_DIR, "file_write"),
 }

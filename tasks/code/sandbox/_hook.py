@@ -23,7 +23,7 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   frame_inspection  an audited read that would hand out a frame of the sandbox's own code (the
                     jail's, this hook's, the fork server's: `sandbox_frame`): sys._getframe, a
                     traceback's tb_frame, a generator's, coroutine's or async generator's
-                    gi_frame/cr_frame/ag_frame -- refused; sys._current_frames -- refused. Frames
+                    gi_frame/cr_frame/ag_frame -- refused; sys._current_frames, sys._current_exceptions -- refused. Frames
                     and code objects of the candidate's own code or of the library are ordinary
                     (tracebacks, inspect, logging) and leave no record, and reading code
                     (`__code__`, `f_code`, `gi_code`) is never judged. `f_back`, `f_globals`,
@@ -115,7 +115,7 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 # itself; every other event costs a C call and never a Python one.
 JUDGED = frozenset(
     {
-        "open", "code.__new__", "marshal.loads", "marshal.load", "import", "sys._current_frames", "sys._getframe",
+        "open", "code.__new__", "marshal.loads", "marshal.load", "import", "sys._current_frames", "sys._current_exceptions", "sys._getframe",
         "object.__getattr__", "object.__setattr__", "socket.__new__", "socket.gethostname", SEAL_EVENT,
         "sandbox.exit", "sandbox.hook_patch",
     }
@@ -539,7 +539,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return "hook_patch", name, True
         elif name in introspection:
             return "introspection", name, True
-        elif name == "sys._current_frames":
+        elif name == "sys._current_frames" or name == "sys._current_exceptions":  # other threads' frames, or their tracebacks
             return "frame_inspection", name, True
         elif name == "sys._getframe":
             if args and sandbox_frame(args[0]):

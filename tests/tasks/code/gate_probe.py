@@ -110,6 +110,7 @@ def operations(inside: str) -> dict:
         "remove_inside": lambda: (open("r", "w").close(), os.remove("r")),
         "rename_outside": _swallow(lambda: (open("s", "w").close(), os.rename("s", outside + "/s"))),
         "gc_objects": lambda: gc.get_objects(),
+        "current_exceptions": lambda: sys._current_exceptions(),
         "seal_event": lambda: sys.audit(_hook.SEAL_EVENT),
         "other_event": lambda: sys.audit("harness.nothing"),
         "ctypes_prefix": lambda: sys.audit("ctypes.dlopen", "x"),

@@ -47,6 +47,7 @@ HANDED = {
     "remove_inside": False,
     "rename_outside": True,
     "gc_objects": True,
+    "current_exceptions": True,
     "seal_event": True,
     "other_event": False,
     "ctypes_prefix": True,
@@ -58,7 +59,7 @@ HANDED = {
 JUDGED_AS_VIOLATIONS = {
     "settrace_none", "settrace_tracer",  # the judge alone sees no argument: it refuses both
     "sandbox_frame", "sandbox_tb_frame", "sandbox_defaults", "open_outside_write", "open_elsewhere", "kill_other",
-    "datagram_socket", "code_replace", "rename_outside", "gc_objects", "ctypes_prefix",
+    "datagram_socket", "code_replace", "rename_outside", "gc_objects", "current_exceptions", "ctypes_prefix",
 }
 
 

@@ -272,18 +272,33 @@ static volatile sig_atomic_t noted[NSIG];
 
 static void note_signal(int signal_number) { noted[signal_number] = 1; }
 
-typedef struct {
+/* The signals held, process-wide: the judge runs on whatever thread makes an audited call, so holds
+ * nest and overlap. The first hold saves each signal's action and the last release restores it; a
+ * save and restore per hold let two threads restore each other's noting handler, which then stayed
+ * for good (red team sandbox8 `s2`, `h1`: the candidate's handler never ran again). */
+static struct {
+    int depth;
     int count;
     int signals[NSIG];
     struct sigaction actions[NSIG];
-} held_handlers;
+} held;
 
-/* Give every signal with a Python handler a C handler that only notes it. */
-static void hold_handlers(held_handlers *held) {
-    held->count = 0;
+static int is_held(int number) {
+    for (int i = 0; i < held.count; i++)
+        if (held.signals[i] == number) return 1;
+    return 0;
+}
+
+/* Give every signal with a Python handler a C handler that only notes it, then run the handlers
+ * already due, in the current frame (the candidate's, or none): in that order, so that no signal
+ * can be handed to CPython's handler between the two (red team sandbox8 `c4`: one tripped there
+ * ran its handler in the judge's frame). -1, with the exception, when such a handler raised. */
+static int hold_handlers(void) {
+    held.depth++;
     PyObject *pending_type, *pending_value, *pending_trace;
     PyErr_Fetch(&pending_type, &pending_value, &pending_trace);
     for (int number = 1; number < NSIG; number++) {
+        if (is_held(number)) continue;
         PyObject *handler = PyObject_CallFunction(getsignal, "i", number);
         if (handler == NULL) {
             PyErr_Clear();
@@ -294,26 +309,30 @@ static void hold_handlers(held_handlers *held) {
         if (!in_python) continue;
         struct sigaction noting, previous;
         if (sigaction(number, NULL, &previous) != 0 || (previous.sa_flags & SA_SIGINFO) ||
-            previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN)
+            previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN || previous.sa_handler == note_signal)
             continue;
         noting = previous;
         noting.sa_handler = note_signal;
         if (sigaction(number, &noting, NULL) == 0) {
-            held->signals[held->count] = number;
-            held->actions[held->count++] = previous;
+            held.signals[held.count] = number;
+            held.actions[held.count++] = previous;
         }
     }
     PyErr_Restore(pending_type, pending_value, pending_trace);
+    return PyErr_CheckSignals();
 }
 
-/* CPython's handlers back, and each signal noted meanwhile handed to them. */
-static void release_handlers(held_handlers *held) {
-    for (int i = 0; i < held->count; i++) sigaction(held->signals[i], &held->actions[i], NULL);
-    for (int i = 0; i < held->count; i++) {
-        int number = held->signals[i];
+/* At the last release, CPython's handlers back, and each signal noted meanwhile handed to them. */
+static void release_handlers(void) {
+    if (--held.depth > 0) return;
+    int count = held.count;
+    held.count = 0;
+    for (int i = 0; i < count; i++) sigaction(held.signals[i], &held.actions[i], NULL);
+    for (int i = 0; i < count; i++) {
+        int number = held.signals[i];
         if (noted[number]) {
             noted[number] = 0;
-            held->actions[i].sa_handler(number);
+            held.actions[i].sa_handler(number);
         }
     }
 }
@@ -324,11 +343,17 @@ static int hand_to_judge(const char *event, PyObject *args) {
      * that case leaves no record, and the operation has no effect). */
     if (Py_EnterRecursiveCall(" in the audit gate")) return -1;
     Py_LeaveRecursiveCall();
-    if (PyErr_CheckSignals() < 0) return -1; /* the handlers due run now, in the candidate's frame */
+    /* No signal handler of the candidate's runs inside the judge: those due run here, before
+     * anything is noted, in the candidate's frame (a raise fails the operation, as it would if the
+     * handler ran right after it); those that come while the judge runs, after it. */
+    if (hold_handlers() < 0) {
+        release_handlers();
+        return -1;
+    }
     PyObject *name = PyUnicode_FromString(event);
-    if (name == NULL) return -1;
-    if (PyDict_SetDefault(gate.pending, name, args) == NULL) {
-        Py_DECREF(name);
+    if (name == NULL || PyDict_SetDefault(gate.pending, name, args) == NULL) {
+        Py_XDECREF(name);
+        release_handlers();
         return -1;
     }
     PyThreadState *thread = PyThreadState_Get();
@@ -337,12 +362,10 @@ static int hand_to_judge(const char *event, PyObject *args) {
      * allocations set off would run the candidate's `gc.callbacks` and finalizers with the judge's
      * frames below them (`f_back`, which raises no event). */
     int collecting = PyGC_Disable();
-    held_handlers held;
-    hold_handlers(&held);
     PyObject *returned = PyObject_CallFunctionObjArgs(gate.judge, name, args, NULL);
-    release_handlers(&held);
     if (collecting) PyGC_Enable();
     PyThreadState_LeaveTracing(thread);
+    release_handlers();
     Py_DECREF(name);
     if (returned == NULL) return -1;
     Py_DECREF(returned);
@@ -443,11 +466,12 @@ bad_text:
 /* A call of `self` (the wrapped callable) with no signal handler of the candidate's run inside it:
  * those due run first, those that come meanwhile after. */
 static PyObject *shielded_call(PyObject *self, PyObject *unused) {
-    if (PyErr_CheckSignals() < 0) return NULL;
-    held_handlers held;
-    hold_handlers(&held);
+    if (hold_handlers() < 0) {
+        release_handlers();
+        return NULL;
+    }
     PyObject *returned = PyObject_CallNoArgs(self);
-    release_handlers(&held);
+    release_handlers();
     return returned;
 }
 

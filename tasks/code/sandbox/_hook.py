@@ -249,7 +249,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     library = os.path.dirname(os.__file__)
     diverted_status, seal_event = DIVERTED_STATUS, SEAL_EVENT
 
-    _lstat, _compile, code_type = os.lstat, compile, _type(make_text.__code__)
+    _lstat, code_type = os.lstat, _type(make_text.__code__)
     _absent = (FileNotFoundError, NotADirectoryError)
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE
@@ -283,12 +283,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     coroutine_calls: dict[int, object] = {}  # id -> frame of each `types.coroutine` call that made its code object
     from marshal import loads as _loads
 
-    _id, _zip, _base_exception, _getattr, _tuple = id, zip, BaseException, getattr, tuple
-    code_fields = (
-        "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags",
-        "co_firstlineno", "co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars",
-        "co_linetable", "co_exceptiontable", "co_name", "co_qualname",
-    )
+    _id, _zip, _base_exception, _tuple, _list, _set, _frozenset = id, zip, BaseException, tuple, list, set, frozenset
     every_signal = frozenset(valid_signals())
 
     def event_line(kind, detail):
@@ -397,61 +392,49 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return None
 
     def own_bytecode(args, extra):
-        """`marshal.loads` of bytes the interpreter's own compiler made, told by the bytes: those of
-        the standard library's .pyc file the import system names (`bytecode_path`), byte for byte,
-        or bytes that load as exactly the code the compiler makes of the source it names
-        (`source_path`: a module the program wrote and imported, whose .pyc the interpreter
-        wrote, red team sandbox7 `h3`). The frame's locals only say where to look: a candidate can
-        call `_compile_bytecode` itself with any (sandbox7 `m1`, `m2`). Any other bytes can hold a
-        code object that reads and writes memory at will (sandbox6 `b1`)."""
+        """`marshal.loads` of bytes that make no code object the compiler did not make, told by the
+        bytes alone: those of the standard library's .pyc file the import system names
+        (`bytecode_path`), byte for byte, or bytes that hold no code object at all (plain data,
+        red team sandbox8 `h4`). The frame's locals only say where to look: a candidate can call
+        `_compile_bytecode` itself with any (sandbox7 `m1`, `m2`). Any other code object can read
+        and write memory at will (sandbox6 `b1`). The judge compiles nothing of the candidate's: a
+        source's coding cookie or a SyntaxWarning ran the candidate's codec search function or
+        `warnings.showwarning` inside it (sandbox8 `c1`, `c3`), and code that compares equal to the
+        compiler's is not the compiler's (`==` leaves out the stack size, the kinds of the locals,
+        the exception table: sandbox8 `k1`)."""
         if _len(args) != 1 or _type(args[0]) is not _bytes:
             return False
         data, thread = args[0], get_ident()
         if _type(loading.get(thread)) is _bytes and loading[thread] == data:
             return True  # this judgement's own load of the same bytes, below (the event holds a copy)
         frame, code = caller_code(extra)
-        if code is not compile_bytecode_code:
-            return False
-        names = frame_locals(frame)
-        path, source = names.get("bytecode_path"), names.get("source_path")
-        if _type(path) is _str and path.startswith(library_prefix) and ".." not in path:
-            return read_file(path, 16) == data
-        source_text = read_file(source, 0) if _type(source) is _str else None
-        if source_text is None:
-            return False
+        if code is compile_bytecode_code:
+            path = frame_locals(frame).get("bytecode_path")
+            if _type(path) is _str and path.startswith(library_prefix) and ".." not in path:
+                return read_file(path, 16) == data
         loading[thread] = data
         try:
-            loaded, compiled = _loads(data), _compile(source_text, source, "exec", dont_inherit=True)
-        except _base_exception:  # noqa: B036 (bytes that do not load, a source that does not compile)
+            value = _loads(data)
+        except _base_exception:  # noqa: B036 (bytes that do not load: the call fails as it will anyway)
             return False
         finally:
             loading.pop(thread, None)
-        return same_code(loaded, compiled, 0)
+        return holds_no_code(value, 0)
 
-    def same_code(one, other, depth):
-        """`one` and `other` are code objects alike in every field the interpreter runs them by:
-        `==` of code objects leaves out the stack size and the exception table, and bytecode
-        that overruns its stack or jumps where the table says writes and runs past its frame."""
-        if _type(one) is not code_type or _type(other) is not code_type or depth > 100:
+    def holds_no_code(value, depth):
+        """`value`, as marshal makes it, holds no code object (marshal makes only these containers)."""
+        t = _type(value)
+        if t is code_type or depth > 200:
             return False
-        for field in code_fields:
-            if not same_constant(_getattr(one, field), _getattr(other, field), depth):
-                return False
-        return True
-
-    def same_constant(one, other, depth):
-        if _type(one) is not _type(other) or depth > 100:
-            return False
-        if _type(one) is code_type:
-            return same_code(one, other, depth + 1)
-        if _type(one) is _tuple:
-            if _len(one) != _len(other):
-                return False
-            for item, other_item in _zip(one, other):
-                if not same_constant(item, other_item, depth + 1):
+        if t is _tuple or t is _list or t is _set or t is _frozenset:
+            for item in value:
+                if not holds_no_code(item, depth + 1):
                     return False
-            return True
-        return one == other
+        elif t is _dict:
+            for key, item in value.items():
+                if not holds_no_code(key, depth + 1) or not holds_no_code(item, depth + 1):
+                    return False
+        return True
 
     def library_code_patch(args, extra):
         """`code.__new__` raised by `types.coroutine` setting CO_ITERABLE_COROUTINE on the compiled

@@ -705,7 +705,7 @@ def _clean_exit(error):
 
 
 _SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_subclasses", "_landlock", "_root", "_seccomp", "_wire", "socket",
-                    "_socket", "select", "selectors", "fcntl", "resource", "array")
+                    "_socket", "select", "selectors", "fcntl", "resource")
 
 
 def _look_ordinary(main_path, start=None):
@@ -713,9 +713,10 @@ def _look_ordinary(main_path, start=None):
     module is `__main__` with a `__file__`, the fork server's argv and path entry are gone, its
     frozen objects are back in the collector, and, given `start` (what a plain `python3` holds
     when its program starts, measured by the fork server before its own imports: `_zygote.START`,
-    module names, class ids, `path_importer_cache` entries but the program's own), `sys.modules`
-    holds exactly those modules, `type.__subclasses__()` finds exactly those classes
-    (`_subclasses.hide`) and `sys.path_importer_cache` holds those entries and the program's;
+    module names, class ids, `path_importer_cache` entries but the program's own, `re`'s cached
+    patterns), `sys.modules` holds exactly those modules, `type.__subclasses__()` finds exactly
+    those classes (`_subclasses.hide`), `sys.path_importer_cache` holds those entries and the
+    program's, and `re`'s cache those patterns;
     without it, the sandbox's own modules are dropped. Every object the jail itself uses was bound
     before this, so dropping the modules from `sys.modules` removes nothing it needs; a candidate
     that imports one of them gets a fresh copy, with classes of its own."""
@@ -742,8 +743,12 @@ def _look_ordinary(main_path, start=None):
         cache[main_path] = None  # as `python3 main.py` leaves it: no finder for a file
     gc.unfreeze()
     if start is not None:
-        modules, classes, _ = start
+        modules, classes, _, patterns = start
         for name in [name for name in sys.modules if name not in modules]:
             del sys.modules[name]
         _subclasses.hide(classes)
+        cached = getattr(sys.modules.get("re"), "_cache", None)
+        if type(cached) is dict:
+            for key in [key for key in cached if key not in patterns]:
+                del cached[key]
     return module.__dict__

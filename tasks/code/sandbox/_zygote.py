@@ -86,17 +86,20 @@ def _every_class():
 
 START_CLASSES = _every_class()
 # The program's own entry (None: no finder for a file), here this file's, as it was run.
-START = (START_MODULES, frozenset(map(id, START_CLASSES)), frozenset(sys.path_importer_cache) - {__file__, sys.argv[0]})
+# And the patterns in `re`'s cache: the server's own (`_wire`'s) showed there too (sandbox8 `r1`).
+START = (
+    START_MODULES, frozenset(map(id, START_CLASSES)), frozenset(sys.path_importer_cache) - {__file__, sys.argv[0]},
+    frozenset(sys.modules["re"]._cache) if "re" in sys.modules else frozenset(),
+)
 del _every_class
 
-import array  # noqa: E402 (after the measurement above)
-import fcntl  # noqa: E402
+import _socket  # noqa: E402 (the C module: socket.py imports array, which registers array.array as a MutableSequence)
+import fcntl  # noqa: E402 (after the measurement above)
 import functools  # noqa: E402
 import gc  # noqa: E402
 import os  # noqa: E402
 import select  # noqa: E402
 import signal  # noqa: E402
-import socket  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -227,7 +230,7 @@ class _Forker:
     def spare(self, variant, memory_bytes, pids_max, stderr_bytes=0):
         """Fork an init ahead of its run (`_Spare`): in its PID namespace and cgroups already, it
         waits for the run's three descriptors on a socket of its own."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         try:
             pid = self.fork(theirs, variant, memory_bytes, pids_max, stderr_bytes)
         finally:
@@ -388,10 +391,10 @@ def _descriptors(fds):
     socket (it exits when the socket closes first: the server has gone)."""
     if isinstance(fds, list):
         return fds
-    _, ancillary, _, _ = fds.recvmsg(16, socket.CMSG_SPACE(_DESCRIPTORS * 4))
+    _, ancillary, _, _ = fds.recvmsg(16, _socket.CMSG_SPACE(_DESCRIPTORS * 4))
     received: list[int] = []
     for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
             received.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - len(data) % 4, 4))
     fds.close()
     if len(received) != _DESCRIPTORS:
@@ -418,7 +421,10 @@ class _Spare:
     def hand(self, fds):
         """Give the init its run's descriptors; False when it is gone."""
         try:
-            self.socket.sendmsg([b"go"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())])
+            # The descriptors as C ints, without `array`: importing it registered `array.array` as a
+            # MutableSequence, which the jail's `abc` showed (red team sandbox8 `a1`; hence `_socket`).
+            rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+            self.socket.sendmsg([b"go"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
             return True
         except OSError:
             return False
@@ -451,7 +457,7 @@ class _Server:
     """The control loop: fork on "run", kill on "kill", reap and report each jail's exit."""
 
     def __init__(self, control_fd, forker):
-        self.control = socket.socket(fileno=control_fd)
+        self.control = _socket.socket(fileno=control_fd)
         self.forker = forker
         self.children = {}  # pidfd -> (run id, pid, run number)
         self.spares = {}  # (variant, memory bytes, pids, stderr bytes) -> _Spare: an init ready for the next such run
@@ -520,10 +526,10 @@ class _Server:
 
     def _handle(self):
         """One control message; False when the parent closed the socket."""
-        message, ancillary, _, _ = self.control.recvmsg(_MAX_MESSAGE, socket.CMSG_SPACE(_DESCRIPTORS * 4))
+        message, ancillary, _, _ = self.control.recvmsg(_MAX_MESSAGE, _socket.CMSG_SPACE(_DESCRIPTORS * 4))
         fds: list[int] = []
         for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 fds.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - len(data) % 4, 4))
         if not message:
             return False

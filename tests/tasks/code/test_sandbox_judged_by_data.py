@@ -71,7 +71,8 @@ def probe():
 """
 
 # Bytes that load as the compiler's code of that source in all but the stack size (`==` of code
-# objects leaves it out, as it does the exception table): bytecode whose stack overruns its frame.
+# objects leaves it out, as it does the kinds of the locals and the exception table: red team
+# sandbox8 `k1`): bytecode whose stack overruns its frame.
 STACK_OF_ITS_OWN = """
 import marshal, importlib._bootstrap_external as _external
 with open("helper.py", "w") as _file:
@@ -83,6 +84,29 @@ try:
     _OUTCOME = "made"
 except PermissionError:
     _OUTCOME = "refused"
+def probe():
+    return _OUTCOME
+"""
+
+# Bytes of the candidate's naming a source whose coding cookie makes `compile` look its codec up:
+# the judge compiled the named source to compare, and so ran the candidate's codec search
+# function inside itself, with its frames below (red team sandbox8 `c1`). It compiles nothing now.
+CODEC_IN_THE_JUDGE = """
+import codecs, marshal, importlib._bootstrap_external as _external
+_CALLED = []
+def _search(name):
+    if name == "jailtell":
+        _CALLED.append(name)
+    return None
+codecs.register(_search)
+with open("helper.py", "w") as _file:
+    _file.write("# coding: jailtell\\nx = 7\\n")
+_data = marshal.dumps(compile("x = 7\\n", "helper.py", "exec"))
+try:
+    _external._compile_bytecode(_data, "helper", "__pycache__/helper.cpython-311.pyc", "helper.py")
+    _OUTCOME = "made"
+except PermissionError:
+    _OUTCOME = "refused" if not _CALLED else "refused, the codec ran"
 def probe():
     return _OUTCOME
 """
@@ -131,6 +155,7 @@ ATTACKS = {
     "forged_as_library_bytecode": (FORGED_AS_LIBRARY_BYTECODE, "code_patch"),
     "forged_as_module_bytecode": (FORGED_AS_MODULE_BYTECODE, "code_patch"),
     "stack_of_its_own": (STACK_OF_ITS_OWN, "code_patch"),
+    "codec_in_the_judge": (CODEC_IN_THE_JUDGE, "code_patch"),
     "tracer_under_doctest": (TRACER_UNDER_DOCTEST, "hook_patch"),
     "link_out_of_the_work_dir": (LINK_OUT_OF_THE_WORK_DIR, "file_write"),
 }
@@ -147,14 +172,14 @@ def test_an_exemption_is_not_granted_by_the_calling_frame(name: str) -> None:
 
 
 # The honest uses each exemption is for: asyncio's import (types.coroutine on a generator
-# function), a module the program writes, imports and reloads (the second load reads the .pyc the
-# interpreter wrote: red team sandbox7 `h3`, refused before), and doctest's run.
+# function), `marshal.loads` of plain data (red team sandbox8 `h4`), and doctest's run. (A module
+# the program writes, imports and reloads from the .pyc the interpreter wrote is still refused,
+# red team sandbox7 `h3`: judging it would mean compiling the candidate's source in the judge.)
 HONEST = {
     "asyncio": "import asyncio\nasync def _twice(x):\n    await asyncio.sleep(0)\n    return 2 * x\n"
     "def probe():\n    return asyncio.run(_twice(21))\n",
-    "reloaded_module": "import importlib\nwith open('helper_mod.py', 'w') as f:\n    f.write('def value():\\n    return 42\\n')\n"
-    "importlib.invalidate_caches()\nimport helper_mod\nhelper_mod = importlib.reload(helper_mod)\n"
-    "def probe():\n    return helper_mod.value()\n",
+    "plain_data": "import marshal\nDATA = marshal.loads(marshal.dumps({'a': [1, 2.5, 'x'], 'b': (None, b'y')}))\n"
+    "def probe():\n    return 42 if DATA == {'a': [1, 2.5, 'x'], 'b': (None, b'y')} else 0\n",
     "doctest": "import doctest\ndef probe():\n    '''\n    >>> probe()\n    42\n    '''\n    return 42\n"
     "if __name__ == '__main__':\n    doctest.testmod()\n",
 }

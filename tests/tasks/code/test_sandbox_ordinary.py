@@ -153,24 +153,31 @@ def test_a_tell_the_variant_lacks_fails_as_environment_dependent(task_id: str, t
     assert "environment_dependent" in {event["kind"] for event in outcome.details["audit_events"]}
 
 
+# What the fork server's own code left in modules a plain python3 already holds: `abc`'s token
+# (importing `array` registered it as a MutableSequence) and `re`'s cache (`_wire`'s patterns),
+# red team sandbox8 `a1`, `r1`.
 START = """
 import sys
 _at_start = sorted(sys.modules)
+import abc, re
+_left = [abc.get_cache_token(), sorted(map(str, re._cache))]
 def probe():
-    return [_at_start, list(sys.flags), sys.argv, sys.orig_argv]
+    return [_at_start, list(sys.flags), sys.argv, sys.orig_argv, _left]
 """
-PLAIN = "import sys, json; print(json.dumps([sorted(sys.modules), list(sys.flags), sys.argv, sys.orig_argv]))"
+PLAIN = (
+    "import sys; modules = sorted(sys.modules); import abc, re; left = [abc.get_cache_token(), sorted(map(str, re._cache))]; "
+    "import json; print(json.dumps([modules, list(sys.flags), sys.argv, sys.orig_argv, left]))"
+)
 
 
 def test_the_jail_starts_with_what_a_plain_python3_starts_with(tmp_path: Path) -> None:
-    """`sys.modules` and `sys.flags` at the program's start are those of `python3 main.py` run
-    from a shell with the jail's environment (measured here, on this machine)."""
-    (tmp_path / "main.py").write_text("import sys, json\n" + PLAIN.split("; ", 1)[1] + "\n")
+    """`sys.modules`, `sys.flags`, `abc`'s cache token and `re`'s cache at the program's start are
+    those of `python3 main.py` run from a shell with the jail's environment (measured here)."""
+    (tmp_path / "main.py").write_text(PLAIN + "\n")
     env = environment(str(tmp_path))
     plain = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
-    modules, flags, _, _ = json.loads(plain.stdout)
-    modules = sorted(set(modules) - {"json", "json.decoder", "json.scanner", "json.encoder", "_json"})  # its own report
-    expected = [modules, flags, ["main.py"], ["python3", "main.py"]]
+    modules, flags, _, _, left = json.loads(plain.stdout)
+    expected = [modules, flags, ["main.py"], ["python3", "main.py"], left]
     result = run_tests(START, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe")
     assert result.outcome == "pass", result.reason
 

@@ -140,6 +140,32 @@ def test_a_handler_tripped_on_another_thread_is_never_handed_a_frame_of_the_jail
     assert "bare_stack" in result.isolation
 
 
+# Judgements on several threads at once, each holding the signals back: each saved and restored
+# the kernel's action itself, so one restored another's noting handler, which then stayed, and the
+# candidate's handler never ran again (red team sandbox8 `s2`, `h1`).
+CONCURRENT_JUDGEMENTS = """
+import signal, threading
+FIRED = []
+signal.signal(signal.SIGUSR1, lambda signum, frame: FIRED.append(signum))
+def _opens():
+    for _ in range(2000):
+        open("/dev/null").close()  # not plainly inside: the Python judge decides each
+_threads = [threading.Thread(target=_opens) for _ in range(3)]
+for _thread in _threads:
+    _thread.start()
+for _thread in _threads:
+    _thread.join()
+signal.raise_signal(signal.SIGUSR1)
+def probe():
+    return FIRED
+"""
+
+
+def test_a_handler_still_runs_after_judgements_on_several_threads() -> None:
+    result = run_tests(CONCURRENT_JUDGEMENTS, "def check(candidate):\n    assert candidate() == [10]\n", "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
 # The candidate's code the interpreter runs on its own: `gc.callbacks` and finalizers (`__del__`,
 # weak-reference callbacks). A collection set off by the jail's or the audit judge's allocations
 # ran them with those frames below (found in review: a callback walking `f_back` found

@@ -96,17 +96,70 @@ static PyObject *setprofile_noted(PyObject *self, PyObject *function) {
     return result;
 }
 
-/* Have `sys.<name>` (METH_O) call `wrapper`, keeping its own C function in `*real`. */
-static int route(const char *name, PyCFunction wrapper, PyCFunction *real) {
-    PyObject *function = PySys_GetObject(name); /* borrowed */
-    if (function == NULL || !PyCFunction_Check(function) || PyCFunction_GET_FLAGS(function) != METH_O) {
-        PyErr_Format(PyExc_RuntimeError, "install: sys.%s is not the interpreter's own", name);
+/* Have `function` (a C function of METH_O or METH_NOARGS, as `flags` says) call `wrapper`,
+ * keeping its own C function in `*real`. */
+static int route_function(PyObject *function, int flags, PyCFunction wrapper, PyCFunction *real) {
+    if (function == NULL || !PyCFunction_Check(function) || PyCFunction_GET_FLAGS(function) != flags) {
+        PyErr_SetString(PyExc_RuntimeError, "install: a function to wrap is not the interpreter's own");
         return -1;
     }
     PyMethodDef *definition = ((PyCFunctionObject *)function)->m_ml;
     *real = definition->ml_meth;
     definition->ml_meth = wrapper;
     return 0;
+}
+
+static int route(const char *name, PyCFunction wrapper, PyCFunction *real) {
+    return route_function(PySys_GetObject(name), METH_O, wrapper, real);
+}
+
+/* The collector is off while the judge or the jail's own code runs, on any thread (a collection
+ * their allocations set off would run the candidate's finalizers and `gc.callbacks` on their
+ * frames). `gc.enable()` from another thread of the candidate's meanwhile (the judge lets the GIL
+ * go in its system calls and at the eval loop's switch interval) turned it back on under them (red
+ * team sandbox9 `g1`, `g2`: a `__del__` ran in the judge's frame, reached its state and removed
+ * the audit hook). So `gc.enable`, `gc.disable` and `gc.isenabled` keep the candidate's choice
+ * (`wanted`) and apply it only once no judgement holds the collector. */
+static int collector_wanted = 1, collector_holds;
+
+static PyObject *gc_enable_kept(PyObject *self, PyObject *unused) {
+    collector_wanted = 1;
+    if (collector_holds == 0) PyGC_Enable();
+    Py_RETURN_NONE;
+}
+
+static PyObject *gc_disable_kept(PyObject *self, PyObject *unused) {
+    collector_wanted = 0;
+    if (collector_holds == 0) PyGC_Disable();
+    Py_RETURN_NONE;
+}
+
+static PyObject *gc_isenabled_kept(PyObject *self, PyObject *unused) { return PyBool_FromLong(collector_wanted); }
+
+static PyCFunction real_gc_enable, real_gc_disable, real_gc_isenabled;
+
+static int route_collector(void) {
+    PyObject *gc = PyImport_ImportModule("gc");
+    if (gc == NULL) return -1;
+    PyObject *enable = PyObject_GetAttrString(gc, "enable"), *disable = PyObject_GetAttrString(gc, "disable"),
+             *isenabled = PyObject_GetAttrString(gc, "isenabled");
+    Py_DECREF(gc);
+    int failed = route_function(enable, METH_NOARGS, gc_enable_kept, &real_gc_enable) < 0 ||
+                 route_function(disable, METH_NOARGS, gc_disable_kept, &real_gc_disable) < 0 ||
+                 route_function(isenabled, METH_NOARGS, gc_isenabled_kept, &real_gc_isenabled) < 0;
+    Py_XDECREF(enable);
+    Py_XDECREF(disable);
+    Py_XDECREF(isenabled);
+    collector_wanted = PyGC_IsEnabled();
+    return failed ? -1 : 0;
+}
+
+static void hold_collector(void) {
+    if (collector_holds++ == 0) PyGC_Disable();
+}
+
+static void release_collector(void) {
+    if (--collector_holds == 0 && collector_wanted) PyGC_Enable();
 }
 
 static unsigned long fnv(const char *text) {
@@ -293,7 +346,14 @@ static int is_held(int number) {
  * already due, in the current frame (the candidate's, or none): in that order, so that no signal
  * can be handed to CPython's handler between the two (red team sandbox8 `c4`: one tripped there
  * ran its handler in the judge's frame). -1, with the exception, when such a handler raised. */
+static unsigned long main_thread; /* the jail's main thread, where CPython runs Python handlers */
+
 static int hold_handlers(void) {
+    hold_collector();
+    /* Only the main thread runs Python handlers: a judgement on another thread holds no signal
+     * back, or `signal.raise_signal` on the main thread returned before its handler ran, a tell
+     * (red team sandbox9 `s1`). */
+    if (PyThread_get_thread_ident() != main_thread) return 0;
     held.depth++;
     PyObject *pending_type, *pending_value, *pending_trace;
     PyErr_Fetch(&pending_type, &pending_value, &pending_trace);
@@ -324,6 +384,11 @@ static int hold_handlers(void) {
 
 /* At the last release, CPython's handlers back, and each signal noted meanwhile handed to them. */
 static void release_handlers(void) {
+    if (PyThread_get_thread_ident() != main_thread) {
+        release_collector();
+        return;
+    }
+    release_collector();
     if (--held.depth > 0) return;
     int count = held.count;
     held.count = 0;
@@ -358,12 +423,7 @@ static int hand_to_judge(const char *event, PyObject *args) {
     }
     PyThreadState *thread = PyThreadState_Get();
     PyThreadState_EnterTracing(thread); /* as CPython runs its own hooks: no tracing inside */
-    /* With the collector off, as the candidate had it otherwise: a collection that the judge's own
-     * allocations set off would run the candidate's `gc.callbacks` and finalizers with the judge's
-     * frames below them (`f_back`, which raises no event). */
-    int collecting = PyGC_Disable();
     PyObject *returned = PyObject_CallFunctionObjArgs(gate.judge, name, args, NULL);
-    if (collecting) PyGC_Enable();
     PyThreadState_LeaveTracing(thread);
     release_handlers();
     Py_DECREF(name);
@@ -453,8 +513,10 @@ static PyObject *g_install(PyObject *self, PyObject *args) {
     Py_INCREF(judge), Py_INCREF(pending), Py_INCREF(namespaces), Py_INCREF(sandbox_dir);
     gate.judge = judge, gate.pending = pending, gate.namespaces = namespaces;
     gate.sandbox_dir = sandbox_dir, gate.pid = pid;
-    if (route("settrace", settrace_noted, &real_settrace) < 0 || route("setprofile", setprofile_noted, &real_setprofile) < 0)
+    if (route("settrace", settrace_noted, &real_settrace) < 0 || route("setprofile", setprofile_noted, &real_setprofile) < 0 ||
+        route_collector() < 0)
         return NULL;
+    main_thread = PyThread_get_thread_ident();
     gate.installed = 1; /* before the hook: its own addition raises an event */
     if (PySys_AddAuditHook(gate_hook, NULL) < 0) return NULL;
     Py_RETURN_NONE;

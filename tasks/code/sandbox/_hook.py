@@ -279,11 +279,16 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     code_of_frame, frame_locals = FrameType.__dict__["f_code"].__get__, FrameType.__dict__["f_locals"].__get__
     library_prefix = library + "/"
     reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
-    loading: dict[int, object] = {}  # thread -> the bytes this thread's judgement is loading itself (`own_bytecode`)
     coroutine_calls: dict[int, object] = {}  # id -> frame of each `types.coroutine` call that made its code object
-    from marshal import loads as _loads
-
-    _id, _zip, _base_exception, _tuple, _list, _set, _frozenset = id, zip, BaseException, tuple, list, set, frozenset
+    _id, _zip, _from_bytes = id, zip, int.from_bytes
+    # marshal's type codes (Python/marshal.c), by what follows each: nothing; a fixed width; a
+    # 4-byte count of items, or of bytes ("l": of 2-byte digits, negative for a negative int); a
+    # 1-byte count of bytes.
+    plain_kinds = frozenset(b"0NFTS.")
+    fixed_widths = {0x69: 4, 0x67: 8, 0x79: 16, 0x72: 4}  # i, g, y, r
+    counted_kinds = frozenset(b"([<>")
+    sized_kinds = frozenset(b"stuaAl")
+    short_sized_kinds = frozenset(b"zZf")
     every_signal = frozenset(valid_signals())
 
     def event_line(kind, detail):
@@ -395,46 +400,86 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         """`marshal.loads` of bytes that make no code object the compiler did not make, told by the
         bytes alone: those of the standard library's .pyc file the import system names
         (`bytecode_path`), byte for byte, or bytes that hold no code object at all (plain data,
-        red team sandbox8 `h4`). The frame's locals only say where to look: a candidate can call
+        red team sandbox8 `h4`), read in one pass over them by marshal's own format
+        (`holds_code`). The frame's locals only say where to look: a candidate can call
         `_compile_bytecode` itself with any (sandbox7 `m1`, `m2`). Any other code object can read
-        and write memory at will (sandbox6 `b1`). The judge compiles nothing of the candidate's: a
-        source's coding cookie or a SyntaxWarning ran the candidate's codec search function or
-        `warnings.showwarning` inside it (sandbox8 `c1`, `c3`), and code that compares equal to the
-        compiler's is not the compiler's (`==` leaves out the stack size, the kinds of the locals,
-        the exception table: sandbox8 `k1`)."""
+        and write memory at will (sandbox6 `b1`). The judge compiles and loads nothing of the
+        candidate's: a source's coding cookie or a SyntaxWarning ran the candidate's codec search
+        function or `warnings.showwarning` inside it (sandbox8 `c1`, `c3`), code that compares
+        equal to the compiler's is not the compiler's (`==` leaves out the stack size, the kinds of
+        the locals, the exception table: sandbox8 `k1`), and the judge's trust in its own load was
+        state a finalizer run in its frames could set (sandbox9 `g2`)."""
         if _len(args) != 1 or _type(args[0]) is not _bytes:
             return False
-        data, thread = args[0], get_ident()
-        if _type(loading.get(thread)) is _bytes and loading[thread] == data:
-            return True  # this judgement's own load of the same bytes, below (the event holds a copy)
+        data = args[0]
         frame, code = caller_code(extra)
         if code is compile_bytecode_code:
             path = frame_locals(frame).get("bytecode_path")
             if _type(path) is _str and path.startswith(library_prefix) and ".." not in path:
                 return read_file(path, 16) == data
-        loading[thread] = data
-        try:
-            value = _loads(data)
-        except _base_exception:  # noqa: B036 (bytes that do not load: the call fails as it will anyway)
-            return False
-        finally:
-            loading.pop(thread, None)
-        return holds_no_code(value, 0)
+        return not holds_code(data)
 
-    def holds_no_code(value, depth):
-        """`value`, as marshal makes it, holds no code object (marshal makes only these containers)."""
-        t = _type(value)
-        if t is code_type or depth > 200:
-            return False
-        if t is _tuple or t is _list or t is _set or t is _frozenset:
-            for item in value:
-                if not holds_no_code(item, depth + 1):
-                    return False
-        elif t is _dict:
-            for key, item in value.items():
-                if not holds_no_code(key, depth + 1) or not holds_no_code(item, depth + 1):
-                    return False
-        return True
+    def holds_code(data):
+        """The marshal bytes `data` hold a code object, or cannot be read (then marshal fails as
+        well): read once, left to right, with a count of the items each open container still
+        holds (-1 for a dict, read until its "0"), so the time is linear in their length, whatever
+        they share or nest (a walk of what they load was exponential for shared lists and refused
+        deep ones: sandbox9 `m1`, `m2`)."""
+        size, at, left = _len(data), 0, [1]
+        while left:
+            if left[-1] == 0:
+                left.pop()
+                continue
+            if at >= size:
+                return True
+            kind = data[at] & 0x7F
+            at += 1
+            if left[-1] > 0:
+                left[-1] -= 1
+            elif kind == 0x30:  # "0" where a dict's key would be: its end
+                left.pop()
+                continue
+            else:  # a dict's key: its value follows
+                left.append(1)
+            if kind == 0x63:  # "c": a code object
+                return True
+            if kind in plain_kinds:
+                continue
+            width = fixed_widths.get(kind)
+            if width is not None:
+                at += width
+            elif kind in counted_kinds or kind in sized_kinds:  # a 4-byte count, then items or bytes
+                if at + 4 > size:
+                    return True
+                count = _from_bytes(data[at:at + 4], "little", signed=True)
+                at += 4
+                if count < 0:
+                    if kind != 0x6C:
+                        return True
+                    count = -count
+                if kind in counted_kinds:
+                    left.append(count)
+                else:
+                    at += count * 2 if kind == 0x6C else count
+            elif kind == 0x29 or kind in short_sized_kinds:  # a 1-byte count, then items or bytes
+                if at >= size:
+                    return True
+                count = data[at]
+                at += 1
+                if kind == 0x29:
+                    left.append(count)
+                else:
+                    at += count
+            elif kind == 0x7B:  # "{": pairs until "0"
+                left.append(-1)
+            elif kind == 0x78:  # "x": an old complex, two texts of a 1-byte size
+                for _ in (0, 1):
+                    if at >= size:
+                        return True
+                    at += 1 + data[at]
+            else:
+                return True
+        return at != size
 
     def library_code_patch(args, extra):
         """`code.__new__` raised by `types.coroutine` setting CO_ITERABLE_COROUTINE on the compiled

@@ -351,7 +351,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # would be whatever the candidate made it (even `sys.__class__` can be replaced), and the
     # builtins these functions use are this module's private copy.
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
-    _gc_enabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
     _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
     sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
@@ -389,23 +388,17 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         """`body`, run as a callback: a failure of the jail's own code (never the candidate's,
         which the caller catches) ends the jail rather than reach CPython's unraisable hook.
 
-        And with the collector off, as the candidate had it otherwise: a collection that the jail's
-        own allocations set off would run the candidate's `gc.callbacks` and finalizers with the
-        jail's frames below them (their `f_back`, which raises no audit event: a callback
-        that walked them found `_jail.py`, `_wire.py` and `_hook.py`). Turned back on as the last
-        thing, where nothing is allocated before C has the value: the next collection runs in the
-        caller's or the candidate's frames."""
+        The jail's code once candidate code exists runs shielded too (`_gate.shielded`): with no
+        signal handler of the candidate's and the collector off (a collection the jail's own
+        allocations set off would run the candidate's `gc.callbacks` and finalizers with the
+        jail's frames below them, their `f_back`, which raises no audit event: a callback that
+        walked them found `_jail.py`, `_wire.py` and `_hook.py`)."""
 
         def callback():
-            collecting = _gc_enabled()
-            _gc_disable()
             try:
                 return body()
             except BaseException:  # noqa: B036
                 _exit(70)
-            finally:
-                if collecting:
-                    _gc_enable()
 
         return callback
 

@@ -180,6 +180,12 @@ HONEST = {
     "def probe():\n    return asyncio.run(_twice(21))\n",
     "plain_data": "import marshal\nDATA = marshal.loads(marshal.dumps({'a': [1, 2.5, 'x'], 'b': (None, b'y')}))\n"
     "def probe():\n    return 42 if DATA == {'a': [1, 2.5, 'x'], 'b': (None, b'y')} else 0\n",
+    # Data that shares its parts (2**40 paths through 40 lists) or nests 300 deep: read once, in
+    # time linear in the bytes (a walk of what they load timed out, or was refused: sandbox9 `m1`, `m2`).
+    "shared_data": "import marshal\n_x = []\nfor _ in range(40):\n    _x = [_x, _x]\nDATA = marshal.loads(marshal.dumps(_x))\n"
+    "def probe():\n    return 42 if DATA[0] is DATA[1] else 0\n",
+    "deep_data": "import marshal\n_x = None\nfor _ in range(300):\n    _x = [_x]\nDATA = marshal.loads(marshal.dumps(_x))\n"
+    "def probe():\n    return 42 if DATA[0][0][0] is not None else 0\n",
     "doctest": "import doctest\ndef probe():\n    '''\n    >>> probe()\n    42\n    '''\n    return 42\n"
     "if __name__ == '__main__':\n    doctest.testmod()\n",
 }

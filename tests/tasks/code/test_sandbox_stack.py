@@ -166,6 +166,78 @@ def test_a_handler_still_runs_after_judgements_on_several_threads() -> None:
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
 
 
+# Another thread's judgements held the main thread's signals back too, so `signal.raise_signal`
+# returned before its handler ran, which CPython guarantees it does not (red team sandbox9 `s1`).
+# Only the main thread runs Python handlers, and only its own judgements hold them back now.
+RAISED_WHILE_ANOTHER_THREAD_IS_JUDGED = """
+import signal, threading
+FIRED = []
+signal.signal(signal.SIGUSR1, lambda signum, frame: FIRED.append(signum))
+_stop = []
+def _opens():
+    while not _stop:
+        open("/dev/null").close()  # not plainly inside: the Python judge decides each
+_thread = threading.Thread(target=_opens)
+_thread.start()
+MISSED = 0
+for _ in range(2000):
+    before = len(FIRED)
+    signal.raise_signal(signal.SIGUSR1)
+    MISSED += len(FIRED) == before
+_stop.append(True)
+_thread.join()
+def probe():
+    return MISSED
+"""
+
+
+def test_a_raised_signal_is_handled_at_once_while_another_thread_is_judged() -> None:
+    result = run_tests(RAISED_WHILE_ANOTHER_THREAD_IS_JUDGED, "def check(candidate):\n    assert candidate() == 0\n", "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
+# `gc.enable()` from another thread while a judgement held the collector off (the judge lets the
+# GIL go in its system calls and at the switch interval) turned it on under the judge, whose own
+# allocations then ran the candidate's `__del__` in its frames (red team sandbox9 `g1`, `g2`). The
+# candidate's choice is kept and applied once no judgement holds the collector; `gc.isenabled()`
+# reports that choice.
+ENABLED_UNDER_THE_JUDGE = f"""
+import gc, sys, threading
+SEEN = set()
+class _Trap:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        frame = sys._getframe(0).f_back
+        while frame is not None:
+            f = frame
+            if {SANDBOX_FILE}:
+                SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
+            frame = frame.f_back
+gc.set_threshold(1)
+_stop = []
+def _toggle():
+    while not _stop:
+        gc.disable()
+        gc.enable()
+_thread = threading.Thread(target=_toggle)
+_thread.start()
+for _ in range(3000):
+    _Trap()
+    open("/dev/null").close()
+_stop.append(True)
+_thread.join()
+REPORTED = gc.isenabled()
+def probe():
+    return [sorted(SEEN), REPORTED]
+"""
+
+
+def test_the_collector_stays_off_under_the_judge_whatever_another_thread_asks() -> None:
+    result = run_tests(ENABLED_UNDER_THE_JUDGE, "def check(candidate):\n    assert candidate() == [[], True]\n", "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
 # The candidate's code the interpreter runs on its own: `gc.callbacks` and finalizers (`__del__`,
 # weak-reference callbacks). A collection set off by the jail's or the audit judge's allocations
 # ran them with those frames below (found in review: a callback walking `f_back` found

@@ -20,16 +20,20 @@
  * `install` works once per process and only in a process that has no hook of its own yet; the
  * gate holds the only references to the judge and its state.
  *
- * No signal handler of the candidate's runs under the sandbox's frames either (`shielded`, and
- * the judge's call here). CPython runs a Python handler on the main thread at its next check,
- * whichever thread the kernel delivered the signal to, so holding signals back on the main thread
- * is not enough: one the candidate's own thread took would still be handled in the jail's code or
- * the judge's, and the handler handed their frame. So, first, the handlers already due run
- * (`PyErr_CheckSignals`, in the candidate's frame or none); then every signal with a Python
- * handler gets, for the while, a C handler that only notes it; after, CPython's own handlers are
- * back and each noted signal is handed to them, so the Python handler runs at the next check, in
- * the caller's or the candidate's frame. `signal.getsignal` still reads the candidate's handlers:
- * only the kernel's action changed, which no Python call reads.
+ * No candidate code runs under the sandbox's frames either (`shielded`, and the judge's call
+ * here), as CPython would run it on its own:
+ * - Signal handlers. CPython runs a Python handler on the main thread at its next check, whichever
+ *   thread the kernel delivered the signal to, so holding signals back on the main thread is not
+ *   enough. While the main thread runs the judge or the jail's code, every signal with a Python
+ *   handler has a C handler that only notes it; the handlers already due then run, in the
+ *   candidate's frame or none; after, CPython's own handlers are back and each noted signal is
+ *   handed to them, so its Python handler runs at the next check, in the caller's or the
+ *   candidate's frame. `signal.getsignal` still reads the candidate's handlers: only the kernel's
+ *   action changed, which no Python call reads.
+ * - The collector's finalizers and `gc.callbacks`: the collector is held off while any thread runs
+ *   the judge or the jail's code, and `gc.enable`/`disable`/`isenabled` keep the candidate's
+ *   choice, applied once nothing holds it.
+ * - And `catching` keeps the exception that ends the program's load, from C.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -136,7 +140,7 @@ static PyObject *gc_disable_kept(PyObject *self, PyObject *unused) {
 
 static PyObject *gc_isenabled_kept(PyObject *self, PyObject *unused) { return PyBool_FromLong(collector_wanted); }
 
-static PyCFunction real_gc_enable, real_gc_disable, real_gc_isenabled;
+static PyCFunction real_gc_enable, real_gc_disable, real_gc_isenabled; /* replaced; the wrappers call PyGC_* */
 
 static int route_collector(void) {
     PyObject *gc = PyImport_ImportModule("gc");

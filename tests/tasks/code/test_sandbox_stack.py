@@ -214,7 +214,7 @@ class _Trap:
             if {SANDBOX_FILE}:
                 SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
             frame = frame.f_back
-gc.set_threshold(1)
+gc.set_threshold(1, 100_000, 100_000)  # a young collection at every allocation, and no older one
 _stop = []
 def _toggle():
     while not _stop:
@@ -222,7 +222,7 @@ def _toggle():
         gc.enable()
 _thread = threading.Thread(target=_toggle)
 _thread.start()
-for _ in range(3000):
+for _ in range(1000):
     _Trap()
     open("/dev/null").close()
 _stop.append(True)
@@ -234,7 +234,8 @@ def probe():
 
 
 def test_the_collector_stays_off_under_the_judge_whatever_another_thread_asks() -> None:
-    result = run_tests(ENABLED_UNDER_THE_JUDGE, "def check(candidate):\n    assert candidate() == [[], True]\n", "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
+    limits = SandboxLimits(**{**FAST.__dict__, "wall_s": 60.0, "cpu_s": 60})
+    result = run_tests(ENABLED_UNDER_THE_JUDGE, "def check(candidate):\n    assert candidate() == [[], True]\n", "probe", limits)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
 
 

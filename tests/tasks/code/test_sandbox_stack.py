@@ -28,6 +28,20 @@ DATA = load(TaskConfig(name="code", subset=",".join(PROBLEMS)))
 _FRAMES = "iter(lambda s=[sys._getframe(0)]: s.__setitem__(0, s[0].f_back) or s[0], None)"
 SANDBOX_FILE = "str(f.f_globals.get('__file__', '')).rsplit('/', 1)[-1] in ('_jail.py', '_zygote.py', '_hook.py', '_wire.py')"
 # Tells the jail showed below the candidate's frame: none may hold now.
+# The start of each program below that notes the sandbox's frames it is handed: `_note_frames`
+# adds the file of each frame of the sandbox's at or below `frame` to SEEN (`f_back` raises no
+# audit event).
+NOTES_FRAMES = f"""
+import sys
+SEEN = set()
+def _note_frames(frame):
+    while frame is not None:
+        f = frame
+        if {SANDBOX_FILE}:
+            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
+        frame = frame.f_back
+"""
+
 GONE = {
     "sandbox_frame_below": f"any({SANDBOX_FILE} for f in {_FRAMES})",
     "sandbox_module_globals_below": f"any('_wire' in f.f_globals or '_hook' in f.f_globals for f in {_FRAMES})",
@@ -87,15 +101,10 @@ def test_the_program_is_loaded_with_nothing_below_its_module_frame(task_id: str)
 # A handler run every 100 µs notes every frame it is handed (and those below) that is the
 # sandbox's, over 300 calls: while the jail waits for a call or does its own work between calls
 # the candidate's signals are held back or the handler is handed no frame.
-HANDLER = f"""
-import signal, sys
-SEEN = set()
+HANDLER = NOTES_FRAMES + """
+import signal
 def _on_alarm(signum, frame):
-    while frame is not None:
-        f = frame
-        if {SANDBOX_FILE}:
-            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
-        frame = frame.f_back
+    _note_frames(frame)
 signal.signal(signal.SIGALRM, _on_alarm)
 signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)
 def probe():
@@ -114,15 +123,10 @@ def test_a_signal_handler_is_never_handed_a_frame_of_the_jail() -> None:
 # the main thread): CPython runs the handler on the main thread at its next check, which was in
 # the jail's own code between calls, handing it the jail's frame. Now those handlers are noted in
 # C while the jail's code runs and handed on after it (`_gate.shielded`).
-FROM_ANOTHER_THREAD = f"""
-import os, signal, sys, threading
-SEEN = set()
+FROM_ANOTHER_THREAD = NOTES_FRAMES + """
+import os, signal, threading
 def _on_signal(signum, frame):
-    while frame is not None:
-        f = frame
-        if {SANDBOX_FILE}:
-            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
-        frame = frame.f_back
+    _note_frames(frame)
 signal.signal(signal.SIGUSR1, _on_signal)
 def _sender():
     while True:
@@ -201,19 +205,13 @@ def test_a_raised_signal_is_handled_at_once_while_another_thread_is_judged() -> 
 # allocations then ran the candidate's `__del__` in its frames (red team sandbox9 `g1`, `g2`). The
 # candidate's choice is kept and applied once no judgement holds the collector; `gc.isenabled()`
 # reports that choice.
-ENABLED_UNDER_THE_JUDGE = f"""
-import gc, sys, threading
-SEEN = set()
+ENABLED_UNDER_THE_JUDGE = NOTES_FRAMES + """
+import gc, threading
 class _Trap:
     def __init__(self):
         self.me = self
     def __del__(self):
-        frame = sys._getframe(0).f_back
-        while frame is not None:
-            f = frame
-            if {SANDBOX_FILE}:
-                SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
-            frame = frame.f_back
+        _note_frames(sys._getframe(0).f_back)
 gc.set_threshold(1, 100_000, 100_000)  # a young collection at every allocation, and no older one
 _stop = []
 def _toggle():
@@ -246,17 +244,11 @@ def test_the_collector_stays_off_under_the_judge_whatever_another_thread_asks() 
 # value (and so its exception), its `sys.excepthook` or what it put in `sys.modules` under the test
 # module's name. Each step leaves the collector one allocation short of a collection, or gives the
 # jail such a reference, in every way that step can; `seen` lists the sandbox's frames noted.
-COLLECTED = f"""
-import gc, sys, weakref
-SEEN = set()
+COLLECTED = NOTES_FRAMES + """
+import gc, weakref
 KEEP = []
 def _note(*_):
-    frame = sys._getframe(0).f_back  # f_back raises no audit event
-    while frame is not None:
-        f = frame
-        if {SANDBOX_FILE}:
-            SEEN.add(str(f.f_globals.get('__file__')).rsplit('/', 1)[-1])
-        frame = frame.f_back
+    _note_frames(sys._getframe(0).f_back)
 class _Trap(list):  # sent as a list, as any list subclass
     def __del__(self):
         _note()

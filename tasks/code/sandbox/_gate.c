@@ -38,6 +38,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -158,12 +159,184 @@ static int route_collector(void) {
     return failed ? -1 : 0;
 }
 
+/* `collector_holds` counts the threads in the judge or the jail's own code (each hold is one, made
+ * and let go of with the GIL), so it is also what `dump_traceback_waiting` waits out; `own_holds`
+ * are the calling thread's own among them. */
+static _Thread_local int own_holds;
+
 static void hold_collector(void) {
+    own_holds++;
     if (collector_holds++ == 0) PyGC_Disable();
 }
 
 static void release_collector(void) {
+    own_holds--;
     if (--collector_holds == 0 && collector_wanted) PyGC_Enable();
+}
+
+/* What would show the sandbox's own Python code to the candidate: its judge's and its jail's frames
+ * on the stack of a thread that runs them, which CPython reads for faulthandler's dumps and for
+ * tracemalloc's traces with no audit event (red team sandbox7 `f2`: threads of the candidate's that
+ * dumped every thread's stack in a loop got the GIL while the main thread ran the jail's code
+ * between calls, and the dump named `_jail.py`, `_wire.py`, `_hook.py`).
+ *
+ * - `faulthandler.dump_traceback` is made while the caller holds the GIL, so it waits until no other
+ *   thread is in the judge or the jail's code, the GIL let go meanwhile, and then dumps at once: its
+ *   file is resolved to a descriptor and its `all_threads` read before the wait (faulthandler calls
+ *   the file's `fileno()` and `flush()`, Python that could let the GIL go again), so nothing runs
+ *   between the last check and the dump.
+ * - Those that dump at an instant the candidate picks, from another thread or a signal handler and
+ *   without the GIL (`dump_traceback_later`, `register`), and tracemalloc's `start` raise an event
+ *   of their own name first, which the judge refuses and records (`_hook.OBSERVERS`).
+ * - `enable` dumps on a fatal signal and then ends the process, which reads nothing back, so it is
+ *   ordinary; unless the candidate's own action for one of those signals (a handler, SIG_IGN)
+ *   would let it live on after the dump: then it raises its event too. Its file, resolved the same
+ *   way, is kept alive here as faulthandler keeps it (until `disable` or the next `enable`). */
+typedef PyObject *(*keywords_function)(PyObject *, PyObject *, PyObject *);
+typedef PyObject *(*fast_function)(PyObject *, PyObject *const *, Py_ssize_t);
+static keywords_function real_dump_traceback, real_dump_later, real_register, real_enable;
+static PyCFunction real_disable;
+static fast_function real_tracemalloc_start;
+static PyObject *enabled_file; /* what `enable` was given, held as faulthandler holds it */
+
+/* The descriptor of faulthandler's `file` argument, as faulthandler resolves it (its own error
+ * messages); `*held` is the object to keep alive, or NULL for a number. -1 with an exception. */
+static int file_descriptor(PyObject *file, PyObject **held) {
+    *held = NULL;
+    if (file == NULL || file == Py_None) {
+        file = PySys_GetObject("stderr");
+        if (file == NULL || file == Py_None) {
+            PyErr_SetString(PyExc_RuntimeError, file == NULL ? "unable to get sys.stderr" : "sys.stderr is None");
+            return -1;
+        }
+    } else if (PyLong_Check(file)) {
+        int fd = _PyLong_AsInt(file);
+        if (fd == -1 && PyErr_Occurred()) return -1;
+        if (fd < 0) {
+            PyErr_SetString(PyExc_ValueError, "file is not a valid file descripter");
+            return -1;
+        }
+        return fd;
+    }
+    PyObject *number = PyObject_CallMethod(file, "fileno", NULL);
+    if (number == NULL) return -1;
+    long fd = PyLong_Check(number) ? PyLong_AsLong(number) : -1;
+    Py_DECREF(number);
+    if (fd < 0 || fd >= INT_MAX) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_RuntimeError, "file.fileno() is not a valid file descriptor");
+        return -1;
+    }
+    PyObject *flushed = PyObject_CallMethod(file, "flush", NULL);
+    if (flushed == NULL) PyErr_Clear(); /* as faulthandler: a failing flush() is ignored */
+    Py_XDECREF(flushed);
+    *held = file;
+    return (int)fd;
+}
+
+static PyObject *dump_traceback_waiting(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"file", "all_threads", NULL};
+    PyObject *file = NULL, *held;
+    int all_threads = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:dump_traceback", keywords, &file, &all_threads)) return NULL;
+    int fd = file_descriptor(file, &held);
+    if (fd < 0) return NULL;
+    PyObject *resolved = Py_BuildValue("(iO)", fd, all_threads ? Py_True : Py_False);
+    if (resolved == NULL) return NULL;
+    Py_XINCREF(held); /* the file stays open through the wait */
+    while (collector_holds > own_holds) {
+        Py_BEGIN_ALLOW_THREADS usleep(20);
+        Py_END_ALLOW_THREADS
+    }
+    PyObject *returned = real_dump_traceback(self, resolved, NULL);
+    Py_DECREF(resolved);
+    Py_XDECREF(held);
+    return returned;
+}
+
+static PyObject *dump_later_refused(PyObject *self, PyObject *args, PyObject *kwargs) {
+    if (PySys_Audit("faulthandler.dump_traceback_later", NULL) < 0) return NULL;
+    return real_dump_later(self, args, kwargs);
+}
+
+static PyObject *register_refused(PyObject *self, PyObject *args, PyObject *kwargs) {
+    if (PySys_Audit("faulthandler.register", NULL) < 0) return NULL;
+    return real_register(self, args, kwargs);
+}
+
+static PyObject *tracemalloc_start_refused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (PySys_Audit("tracemalloc.start", NULL) < 0) return NULL;
+    return real_tracemalloc_start(self, args, nargs);
+}
+
+/* The signals on which faulthandler's fatal-error handler dumps (CPython 3.11's list). */
+static const int FATAL_SIGNALS[] = {SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSEGV};
+
+static int a_fatal_signal_is_handled(void) {
+    for (size_t i = 0; i < sizeof FATAL_SIGNALS / sizeof FATAL_SIGNALS[0]; i++) {
+        struct sigaction action;
+        if (sigaction(FATAL_SIGNALS[i], NULL, &action) != 0 || (action.sa_flags & SA_SIGINFO) || action.sa_handler != SIG_DFL)
+            return 1;
+    }
+    return 0;
+}
+
+static PyObject *enable_checked(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"file", "all_threads", NULL};
+    PyObject *file = NULL, *held;
+    int all_threads = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:enable", keywords, &file, &all_threads)) return NULL;
+    int fd = file_descriptor(file, &held);
+    if (fd < 0) return NULL;
+    PyObject *resolved = Py_BuildValue("(iO)", fd, all_threads ? Py_True : Py_False);
+    if (resolved == NULL) return NULL;
+    /* Read right before faulthandler installs its handlers, nothing between that runs Python (only
+     * the main thread can change a signal's action, and it is this one or waits for the GIL). */
+    if (a_fatal_signal_is_handled() && PySys_Audit("faulthandler.enable", NULL) < 0) {
+        Py_DECREF(resolved);
+        return NULL;
+    }
+    PyObject *returned = real_enable(self, resolved, NULL);
+    Py_DECREF(resolved);
+    if (returned != NULL) {
+        Py_XINCREF(held);
+        Py_XSETREF(enabled_file, held);
+    }
+    return returned;
+}
+
+static PyObject *disable_releasing(PyObject *self, PyObject *unused) {
+    PyObject *returned = real_disable(self, unused);
+    if (returned != NULL) Py_CLEAR(enabled_file);
+    return returned;
+}
+
+/* The C function of `module.name`, checked to be of the kind `flags` says, made to call `wrapper`. */
+static int route_attribute(PyObject *module, const char *name, int flags, PyCFunction wrapper, PyCFunction *real) {
+    PyObject *function = PyObject_GetAttrString(module, name);
+    int failed = route_function(function, flags, wrapper, real);
+    Py_XDECREF(function);
+    return failed;
+}
+
+static int route_observers(void) {
+    PyObject *faulthandler = PyImport_ImportModule("faulthandler"), *tracemalloc = PyImport_ImportModule("_tracemalloc");
+    const int keywords = METH_VARARGS | METH_KEYWORDS;
+    int failed = faulthandler == NULL || tracemalloc == NULL ||
+                 route_attribute(faulthandler, "dump_traceback", keywords, (PyCFunction)(void (*)(void))dump_traceback_waiting,
+                                 (PyCFunction *)&real_dump_traceback) < 0 ||
+                 route_attribute(faulthandler, "dump_traceback_later", keywords, (PyCFunction)(void (*)(void))dump_later_refused,
+                                 (PyCFunction *)&real_dump_later) < 0 ||
+                 route_attribute(faulthandler, "register", keywords, (PyCFunction)(void (*)(void))register_refused,
+                                 (PyCFunction *)&real_register) < 0 ||
+                 route_attribute(faulthandler, "enable", keywords, (PyCFunction)(void (*)(void))enable_checked,
+                                 (PyCFunction *)&real_enable) < 0 ||
+                 route_attribute(faulthandler, "disable", METH_NOARGS, disable_releasing, &real_disable) < 0 ||
+                 route_attribute(tracemalloc, "start", METH_FASTCALL, (PyCFunction)(void (*)(void))tracemalloc_start_refused,
+                                 (PyCFunction *)&real_tracemalloc_start) < 0;
+    Py_XDECREF(faulthandler);
+    Py_XDECREF(tracemalloc);
+    return failed ? -1 : 0;
 }
 
 static unsigned long fnv(const char *text) {
@@ -518,7 +691,7 @@ static PyObject *g_install(PyObject *self, PyObject *args) {
     gate.judge = judge, gate.pending = pending, gate.namespaces = namespaces;
     gate.sandbox_dir = sandbox_dir, gate.pid = pid;
     if (route("settrace", settrace_noted, &real_settrace) < 0 || route("setprofile", setprofile_noted, &real_setprofile) < 0 ||
-        route_collector() < 0)
+        route_collector() < 0 || route_observers() < 0)
         return NULL;
     main_thread = PyThread_get_thread_ident();
     gate.installed = 1; /* before the hook: its own addition raises an event */

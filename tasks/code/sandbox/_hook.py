@@ -23,7 +23,11 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   frame_inspection  an audited read that would hand out a frame of the sandbox's own code (the
                     jail's, this hook's, the fork server's: `sandbox_frame`): sys._getframe, a
                     traceback's tb_frame, a generator's, coroutine's or async generator's
-                    gi_frame/cr_frame/ag_frame -- refused; sys._current_frames, sys._current_exceptions -- refused. Frames
+                    gi_frame/cr_frame/ag_frame -- refused; sys._current_frames, sys._current_exceptions -- refused;
+                    what records every thread's frames at an instant the candidate picks
+                    (`OBSERVERS`: faulthandler.dump_traceback_later and register, enable where a
+                    fatal signal has the candidate's own action, tracemalloc.start; raised by the
+                    gate's wrappers) -- refused. Frames
                     and code objects of the candidate's own code or of the library are ordinary
                     (tracebacks, inspect, logging) and leave no record, and reading code
                     (`__code__`, `f_code`, `gi_code`) is never judged. `f_back`, `f_globals`,
@@ -97,6 +101,9 @@ _FILE_CHANGE = frozenset(
 )
 _INTROSPECTION = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _HOOKS = frozenset({"sys.addaudithook", "sys.settrace", "sys.setprofile"})
+# Raised by the gate's wrappers of what would record the frames of the sandbox's own code, at an
+# instant the candidate picks and with no event of CPython's (`_gate.c`, `route_observers`).
+OBSERVERS = frozenset({"faulthandler.dump_traceback_later", "faulthandler.register", "faulthandler.enable", "tracemalloc.start"})
 # The audited attribute reads (`object.__getattr__`, CPython 3.11's READ_RESTRICTED members) that
 # hand out a frame; `f_back` raises no event (see docs/sandbox.md, Confinement).
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
@@ -119,7 +126,7 @@ JUDGED = frozenset(
         "object.__getattr__", "object.__setattr__", "socket.__new__", "socket.gethostname", SEAL_EVENT,
         "sandbox.exit", "sandbox.hook_patch",
     }
-) | _SPAWN | _FILE_CHANGE | _INTROSPECTION | _HOOKS
+) | _SPAWN | _FILE_CHANGE | _INTROSPECTION | _HOOKS | OBSERVERS
 JUDGED_PREFIXES = ("socket.", "ctypes.")
 
 
@@ -242,7 +249,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         own_proc = f"/proc/{os.getpid()}/"
     _str, _bytes, _int, _type, _any, _len, _dict = str, bytes, int, type, any, len, dict
     _int_repr, _os_error = int.__repr__, OSError
-    spawn, file_change, introspection, hooks = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS
+    spawn, file_change, introspection, hooks, observers = _SPAWN, _FILE_CHANGE, _INTROSPECTION, _HOOKS, OBSERVERS
     own_pid, own_signal_events = os.getpid(), frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
     frame_attributes, write_flags, af_unix, sock_stream = _FRAME_ATTRIBUTES, _WRITE_FLAGS, _AF_UNIX, _SOCK_STREAM
     text = make_text()
@@ -569,6 +576,8 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return "introspection", name, True
         elif name == "sys._current_frames" or name == "sys._current_exceptions":  # other threads' frames, or their tracebacks
             return "frame_inspection", name, True
+        elif name in observers:
+            return "frame_inspection", name + " (it records the stacks of every thread, the sandbox's code included)", True
         elif name == "sys._getframe":
             if args and sandbox_frame(args[0]):
                 return "frame_inspection", "sys._getframe() reaching a frame of the sandbox", True

@@ -519,8 +519,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # The signals the candidate leaves unblocked are blocked on this thread while the jail's own
         # code runs between calls, and unblocked by a C call (a handler that then runs is handed no
         # frame): so a handler of the candidate's never runs in a frame of the jail's on a signal
-        # sent to it. (One tripped by a signal another thread of the candidate's took can: CPython
-        # runs every Python handler on the main thread, at its next check.)
+        # sent to it. (One tripped by a signal another thread of the candidate's took is noted by
+        # the gate's C handler while the jail's code runs, and handed on after: `_gate.shielded`.)
         unblocked = _valid_signals() - (load_mask[0] if load_mask else set())
         state["hold"] = _partial(_sigmask, _block, unblocked)
         state["release"] = _partial(_sigmask, _unblock, unblocked)

@@ -266,7 +266,6 @@ STDLIB = {
     ),
     "doctest_examples": "import doctest\ndef f():\n    '''\n    >>> 1 + 1\n    2\n    '''\ndoctest.run_docstring_examples(f, {}, verbose=False)",
     "exit_caught": "import sys\ntry:\n    sys.exit(0)\nexcept SystemExit:\n    pass",
-    "tracemalloc": "import tracemalloc; tracemalloc.start(); tracemalloc.stop()",
     "zoneinfo": "import zoneinfo; zoneinfo.ZoneInfo('UTC')",
     # Red team sandbox4: C libraries that try a socket and carry on without it (libuuid asks uuidd,
     # glibc's NSS asks nscd; the kernel used to kill the jail there), the UTS name through the

@@ -396,3 +396,74 @@ def test_an_argument_is_handed_over_as_a_literal_call_hands_it() -> None:
     test = "def check(candidate):\n    assert candidate([1.0, 2.0]) == [2, True]\n    assert candidate([3.0], scale=2.5) == [2, False]\n"
     result = run_tests(REFCOUNT, test, "probe", FAST, differential=True)
     assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
+# Red team sandbox7 `f2`: threads of the candidate's that dump every thread's stack
+# (`faulthandler.dump_traceback`, C, no audit event) with a short switch interval got the GIL
+# while the main thread ran the jail's own code between calls, or the judge, and the dump named
+# `_jail.py`, `_wire.py`, `_hook.py`. Each call also opens a file, so that the judge runs.
+DUMPERS = """
+import faulthandler, sys, threading
+_LOG = open("dump.log", "w+")
+def _dump():
+    while True:
+        faulthandler.dump_traceback(file=_LOG, all_threads=True)
+sys.setswitchinterval(1e-6)
+for _ in range(3):
+    threading.Thread(target=_dump, daemon=True).start()
+def probe():
+    open("main.py").close()
+    _LOG.flush()
+    _LOG.seek(0)
+    text = _LOG.read()
+    seen = sorted({name for name in ("_jail.py", "_wire.py", "_hook.py", "_zygote.py", "_gate") if name in text})
+    seen += ["dumped"] if "main.py" in text else []
+    _LOG.seek(0)
+    _LOG.truncate()
+    return seen
+"""
+
+
+def test_a_dump_of_every_thread_never_shows_the_sandboxs_code() -> None:
+    test = "def check(candidate):\n    seen = set()\n    for _ in range(300):\n        seen.update(candidate())\n    assert sorted(seen) == ['dumped']\n"
+    result = run_tests(DUMPERS, test, "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+    assert result.audit_events == ()
+
+
+# What observes the sandbox's code at an instant of its choosing, or records its frames, is
+# refused and recorded: faulthandler's watchdog and its handler of a signal (each dumps every
+# thread, or the one that took the signal, at any instant, without the GIL), its fatal-error
+# handler where the candidate's own handler of a fatal signal would let the process live on after
+# the dump, and tracemalloc (it records the frames that allocate each block, the sandbox's too).
+OBSERVERS = {
+    "dump_traceback_later": "import faulthandler\nfaulthandler.dump_traceback_later(60, file=open('w.log', 'w'))\n",
+    "register": "import faulthandler, signal\nfaulthandler.register(signal.SIGUSR1, file=open('w.log', 'w'))\n",
+    "register_one_thread": "import faulthandler, signal\nfaulthandler.register(signal.SIGUSR1, file=open('w.log', 'w'), all_threads=False)\n",
+    "enable_where_a_fatal_signal_is_handled": (
+        "import faulthandler, signal\nsignal.signal(signal.SIGSEGV, lambda *a: None)\nfaulthandler.enable(file=open('w.log', 'w'))\n"
+    ),
+    "enable_where_a_fatal_signal_is_ignored": (
+        "import faulthandler, signal\nsignal.signal(signal.SIGBUS, signal.SIG_IGN)\nfaulthandler.enable(file=open('w.log', 'w'))\n"
+    ),
+    "tracemalloc": "import tracemalloc\ntracemalloc.start(25)\n",
+    "tracemalloc_c_module": "import _tracemalloc\n_tracemalloc.start()\n",
+}
+
+
+@pytest.mark.parametrize("program", list(OBSERVERS.values()), ids=list(OBSERVERS))
+def test_an_observer_of_the_sandboxs_code_is_refused_and_recorded(program: str) -> None:
+    body = program + "def probe():\n    return 1\n"
+    result = run_tests(body, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert not result.passed, result.reason
+    kinds = [event["kind"] for event in result.audit_events]
+    assert kinds == ["frame_inspection"], result.audit_events
+
+
+def test_a_fatal_error_dump_that_ends_the_process_is_ordinary() -> None:
+    """`faulthandler.enable()` where every fatal signal has its default action: the dump is the
+    process's last act (it reads nothing back), so it is allowed and leaves no record."""
+    body = "import faulthandler\nfaulthandler.enable(file=open('w.log', 'w'))\nfaulthandler.disable()\nfaulthandler.enable()\ndef probe():\n    return faulthandler.is_enabled()\n"
+    result = run_tests(body, "def check(candidate):\n    assert candidate() is True\n", "probe", FAST)
+    assert result.passed, result.reason
+    assert result.audit_events == ()

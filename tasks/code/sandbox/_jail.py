@@ -359,7 +359,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     next_request = _requests(request_fd)
     current_call = [None]
     loading: list[tuple[object, dict]] = []  # (the program's code, its namespace), once set up
-    loaded_marker: list[bool] = []  # set by a line run right after the program, only if it finished
+    loaded_marker: list[bool] = []  # set from C right after the program, only if it finished
+    load_ends: list[bool] = []  # what `load` puts in it then: nothing where the program did not compile
     load_errors: list[object] = []  # what ended the load, if it raised (`_gate.catching`, in C)
     load_texts: list[object] = []  # its text (`str`, called from C, the candidate's `__str__` too)
     entry_lookup: list[tuple[dict, str]] = []  # (the program's namespace, the entry point's name)
@@ -483,9 +484,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             load_errors.append(error)
             return
         loading.append((program, namespace))
-        # Run by the same `exec` right after the program, only if it finished: no frame of the
-        # sandbox's runs inside or below the program's own.
-        loading.append((compile("done.append(True)", "<loaded>", "exec"), {"__builtins__": {}, "done": loaded_marker}))
+        load_ends.append(True)  # the marker `load` sets once the program has run to its end
 
     def text_of(error_text):
         return _safe_text(error_text) if _type(error_text) is _str else "<unprintable>"
@@ -575,7 +574,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # The load, with what it raises kept from C in a list of the jail's that nothing hands the
     # candidate, and that exception's text, read from C too (the candidate's `__str__` run with
     # no frame of the jail's below it): a text that raises leaves the exception read.
-    load = _gate.catching(functools.partial(collections.deque, itertools.starmap(exec, loading), 0), load_errors)
+    # The marker is set by C right after the program, only if it finished (the chain goes on only
+    # once `exec` returned): no frame of the sandbox's runs inside, below or after the program's own
+    # (a line of Python, `<loaded>`, set it before, where a thread of the candidate's dumping every
+    # thread's stack could catch it).
+    finished = map(loaded_marker.append, load_ends)
+    load = _gate.catching(functools.partial(collections.deque, itertools.chain(itertools.starmap(exec, loading), finished), 0), load_errors)
     read_texts: functools.partial[collections.deque] = _partial(_deque, map(load_texts.append, map(_str, load_errors)), 0)
     # The entry point, looked up from C too: a key of the candidate's that equals its name (a str
     # subclass with its own `__eq__`) runs with no frame of the jail's below it.

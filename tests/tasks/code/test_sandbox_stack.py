@@ -467,3 +467,18 @@ def test_a_fatal_error_dump_that_ends_the_process_is_ordinary() -> None:
     result = run_tests(body, "def check(candidate):\n    assert candidate() is True\n", "probe", FAST)
     assert result.passed, result.reason
     assert result.audit_events == ()
+
+
+@pytest.mark.parametrize(
+    ("program", "outcome"),
+    [("def probe(:\n    return 1\n", "error"), ("def probe():\n    return 1\nraise ValueError\n", "error"), ("def probe():\n    return 1\n", "pass")],
+    ids=["does_not_compile", "raises", "loads"],
+)
+def test_the_load_finishes_only_where_the_program_ran_to_its_end(program: str, outcome: str) -> None:
+    """The jail's marker of a finished load is set from C right after the program (a line of
+    Python, `<loaded>`, set it before, where a thread dumping every thread's stack could catch it):
+    a program that does not compile or raises is still a failed load."""
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert result.outcome == outcome, result.reason
+    if outcome == "error":
+        assert result.reason.startswith("program: "), result.reason

@@ -34,6 +34,11 @@
  *   the judge or the jail's code, and `gc.enable`/`disable`/`isenabled` keep the candidate's
  *   choice, applied once nothing holds it.
  * - And `catching` keeps the exception that ends the program's load, from C.
+ *
+ * Nor does the candidate see the sandbox's Python code run: faulthandler's dumps and tracemalloc's
+ * traces, which read the frames of every thread with no audit event, are routed through wrappers
+ * (`route_observers`), and the recursion depth the candidate has left is a plain python3's
+ * (`unstacked`, and the judge's headroom, `JUDGE_HEADROOM`).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -579,12 +584,13 @@ static void release_handlers(void) {
     }
 }
 
+/* The recursion depth the judge may use beyond the candidate's limit: its frames are none of the
+ * candidate's, and a plain python3 has none of them, so a judged call at the candidate's limit
+ * succeeds as it does there, and its record is made (it failed with RecursionError, unrecorded).
+ * The judge's own depth is a few tens of levels; nothing of the candidate's runs inside it. */
+#define JUDGE_HEADROOM 200
+
 static int hand_to_judge(const char *event, PyObject *args) {
-    /* Where the recursion limit leaves no room for the judge's frame, the call fails with
-     * RecursionError before anything is noted, as an honest deep recursion's would (docs/sandbox.md:
-     * that case leaves no record, and the operation has no effect). */
-    if (Py_EnterRecursiveCall(" in the audit gate")) return -1;
-    Py_LeaveRecursiveCall();
     /* No signal handler of the candidate's runs inside the judge: those due run here, before
      * anything is noted, in the candidate's frame (a raise fails the operation, as it would if the
      * handler ran right after it); those that come while the judge runs, after it. */
@@ -600,7 +606,9 @@ static int hand_to_judge(const char *event, PyObject *args) {
     }
     PyThreadState *thread = PyThreadState_Get();
     PyThreadState_EnterTracing(thread); /* as CPython runs its own hooks: no tracing inside */
+    thread->recursion_remaining += JUDGE_HEADROOM;
     PyObject *returned = PyObject_CallFunctionObjArgs(gate.judge, name, args, NULL);
+    thread->recursion_remaining -= JUDGE_HEADROOM;
     PyThreadState_LeaveTracing(thread);
     release_handlers();
     Py_DECREF(name);
@@ -716,6 +724,40 @@ static PyObject *shielded_call(PyObject *self, PyObject *unused) {
 
 static PyMethodDef shielded_def = {"shielded", shielded_call, METH_NOARGS, NULL};
 
+/* A call of `self` (the program's module code as a function, each call's caller) with the
+ * recursion depth of the Python frames on the stack only: the jail's C chains below it
+ * (`_jail.life`: the after-fork callback, `deque`, `map`, `partial`, this function) took levels of
+ * the candidate's limit, 3 at the load and 7 in a call, where in a plain python3 the frames it
+ * sees and the depth it has left add up to the limit. The levels given back are taken again after, by difference, so a limit
+ * the candidate set meanwhile holds as set. */
+static PyObject *unstacked_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    PyThreadState *thread = PyThreadState_Get();
+    int frames = 0;
+    PyFrameObject *frame = PyThreadState_GetFrame(thread);
+    while (frame != NULL) {
+        PyFrameObject *below = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = below;
+        frames++;
+    }
+    int hidden = thread->recursion_limit - thread->recursion_remaining - frames;
+    if (hidden < 0) hidden = 0;
+    thread->recursion_remaining += hidden;
+    PyObject *returned = PyObject_Call(self, args, kwargs);
+    thread->recursion_remaining -= hidden;
+    return returned;
+}
+
+static PyMethodDef unstacked_def = {"unstacked", (PyCFunction)(void (*)(void))unstacked_call, METH_VARARGS | METH_KEYWORDS, NULL};
+
+static PyObject *g_unstacked(PyObject *self, PyObject *callable) {
+    if (!PyCallable_Check(callable)) {
+        PyErr_SetString(PyExc_TypeError, "unstacked(callable)");
+        return NULL;
+    }
+    return PyCFunction_New(&unstacked_def, callable);
+}
+
 /* A call of `self[0]` whose exception, should it raise, is appended to the list `self[1]` instead:
  * the jail's load, whose outcome it read from `sys.unraisablehook`, set for the while to a list's
  * `append`, which handed the candidate that list through `__self__` (red team sandbox7 `u1`: a
@@ -765,6 +807,8 @@ static PyObject *g_shielded(PyObject *self, PyObject *callable) {
 static PyMethodDef methods[] = {
     {"shielded", g_shielded, METH_O, "shielded(callable): a callable that runs it with no Python signal handler inside"},
     {"catching", g_catching, METH_VARARGS, "catching(callable, into): a callable that runs it and appends what it raises to into"},
+    {"unstacked", g_unstacked, METH_O,
+     "unstacked(callable): a callable that runs it with the recursion depth of the Python frames on the stack only"},
     {"install", g_install, METH_VARARGS,
      "install(judge, pending, names, prefixes, namespaces, sandbox_dir, inside, pid): "
      "add the gate as this process's audit hook, once"},

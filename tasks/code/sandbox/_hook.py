@@ -69,8 +69,9 @@ exception (as it would surface from the operation in plain Python); interrupted 
 jail exits with `DIVERTED_STATUS`. A handler that raises before the hook's first instruction
 (the eval loop's check at the function's entry) stops it before it starts; the gate (`_gate.c`,
 in C) noted the event before it called the hook, and the note left over is recorded at the next
-seal (`pending`). A call made where the recursion limit leaves no room for a hook's frame leaves
-no record: it fails with RecursionError before the hook starts, refused and with no effect.
+seal (`pending`). The hook's frames do not count against the candidate's recursion limit (the
+gate gives it a headroom of its own), so a call from the deepest frame the limit allows is judged
+and recorded like any other.
 
 The hook is not itself an audit hook of CPython's: the gate is (`install`), and hands it only the
 events of `JUDGED`, but those of them it settles in C where the judgement is plainly "let pass".

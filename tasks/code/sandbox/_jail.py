@@ -352,13 +352,17 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # builtins these functions use are this module's private copy.
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
+    _unstacked = _gate.unstacked
     _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
     sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
     qualname = type.__dict__["__qualname__"].__get__
     _system_exit = SystemExit
     next_request = _requests(request_fd)
     current_call = [None]
-    loading: list[tuple[object, dict]] = []  # (the program's code, its namespace), once set up
+    # The program's module code as a function of its namespace, once set up: called, it runs as
+    # `exec(code, namespace)` would (CPython 3.11 runs code that is not a function's with its
+    # globals as locals), with no `exec` call, which is a C function's recursion level and an event.
+    loading: list[object] = []
     loaded_marker: list[bool] = []  # set from C right after the program, only if it finished
     load_ends: list[bool] = []  # what `load` puts in it then: nothing where the program did not compile
     load_errors: list[object] = []  # what ended the load, if it raised (`_gate.catching`, in C)
@@ -483,7 +487,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         except BaseException as error:  # noqa: B036 (a SyntaxError is the candidate's failure to load)
             load_errors.append(error)
             return
-        loading.append((program, namespace))
+        loading.append(_unstacked(types.FunctionType(program, namespace)))
         load_ends.append(True)  # the marker `load` sets once the program has run to its end
 
     def text_of(error_text):
@@ -537,7 +541,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         _, call_id, args, kwargs = request
         current_call[0] = call_id
         state["reset"]()
-        made = state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs))  # no `exec` (an audited event) per call
+        # No `exec` (an audited event) per call; run with the depth of its frames only (`unstacked`).
+        made = _unstacked(state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs)))
         # The call, its reply, then the wait for the next request, each called from C in turn, with
         # the candidate's signals held back (`hold`, `release`) while the jail's own code runs.
         hold, release = state["hold"], state["release"]
@@ -579,7 +584,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # (a line of Python, `<loaded>`, set it before, where a thread of the candidate's dumping every
     # thread's stack could catch it).
     finished = map(loaded_marker.append, load_ends)
-    load = _gate.catching(functools.partial(collections.deque, itertools.chain(itertools.starmap(exec, loading), finished), 0), load_errors)
+    load = _gate.catching(
+        functools.partial(collections.deque, itertools.chain(map(call, loading), finished), 0), load_errors
+    )
     read_texts: functools.partial[collections.deque] = _partial(_deque, map(load_texts.append, map(_str, load_errors)), 0)
     # The entry point, looked up from C too: a key of the candidate's that equals its name (a str
     # subclass with its own `__eq__`) runs with no frame of the jail's below it.

@@ -13,6 +13,11 @@ caller's shape differs between the two runs, so a function conditioned on it is
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tasks.code import load
@@ -482,3 +487,57 @@ def test_the_load_finishes_only_where_the_program_ran_to_its_end(program: str, o
     assert result.outcome == outcome, result.reason
     if outcome == "error":
         assert result.reason.startswith("program: "), result.reason
+
+
+# How deep the candidate may recurse, beside the frames it sees: in a plain python3 the frames on
+# the stack and the depth left add up to the recursion limit. The jail's C chains below the load
+# and each call (`_jail.life`) took 7 levels of it, and the judge's frames took the candidate's
+# last levels, so a judged call at the limit failed where a plain python3's succeeds.
+HEADROOM = """
+import marshal, sys
+def _seen_and_left():
+    seen, frame = 0, sys._getframe(1)
+    while frame is not None:
+        seen, frame = seen + 1, frame.f_back
+    def down(depth):
+        try:
+            return down(depth + 1)
+        except RecursionError:
+            return depth
+    return seen + down(1)
+def _judged_at_the_limit():
+    # A judged C call from the deepest frame that leaves it the one level a C call takes.
+    data = marshal.dumps((1, 2.5))
+    def deepest(depth):
+        try:
+            return deepest(depth + 1)
+        except RecursionError:
+            return depth
+    def down(left):
+        if left:
+            return down(left - 1)
+        try:
+            return marshal.loads(data)
+        except RecursionError:
+            return "RecursionError"
+    return down(deepest(0) - 1) == (1, 2.5)
+AT_LOAD = [_seen_and_left(), _judged_at_the_limit()]
+def probe():
+    return AT_LOAD + [_seen_and_left(), _judged_at_the_limit()]
+if __name__ == "__main__":
+    print(AT_LOAD)
+"""
+
+
+def test_the_recursion_depth_left_is_a_plain_python3s(tmp_path: Path) -> None:
+    """At the load as in `python3 main.py`, in a call as from a test file's module code."""
+    (tmp_path / "main.py").write_text(HEADROOM)
+    (tmp_path / "test_main.py").write_text("from main import probe\nprint(probe()[2:])\n")
+    expected = []
+    for script in ("main.py", "test_main.py"):
+        plain = subprocess.run([sys.executable, script], cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60)
+        expected += ast.literal_eval(plain.stdout.strip())
+    assert expected[1] is True and expected[3] is True, expected
+    result = run_tests(HEADROOM, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else (), expected)
+    assert result.audit_events == ()

@@ -750,6 +750,42 @@ static PyObject *unstacked_call(PyObject *self, PyObject *args, PyObject *kwargs
 
 static PyMethodDef unstacked_def = {"unstacked", (PyCFunction)(void (*)(void))unstacked_call, METH_VARARGS | METH_KEYWORDS, NULL};
 
+/* Callables the test file's module code calls between calls (the reply, the wait, the next call),
+ * that hold nothing the candidate can reach: each is a C function with no `__self__` (None) and
+ * no module, calling a target kept here, so neither the jail's closures nor its state are
+ * reachable from the test module's namespace or its code. A candidate that calls one itself
+ * only upsets its own run (a reply out of turn, a wait for a call that never comes). */
+#define OPAQUE_SLOTS 4
+static PyObject *opaque_targets[OPAQUE_SLOTS];
+static PyMethodDef opaque_defs[OPAQUE_SLOTS];
+static int opaque_count;
+
+#define OPAQUE_CALL(n) \
+    static PyObject *opaque_call_##n(PyObject *self, PyObject *unused) { return PyObject_CallNoArgs(opaque_targets[n]); }
+OPAQUE_CALL(0)
+OPAQUE_CALL(1)
+OPAQUE_CALL(2)
+OPAQUE_CALL(3)
+static const PyCFunction OPAQUE_CALLS[OPAQUE_SLOTS] = {opaque_call_0, opaque_call_1, opaque_call_2, opaque_call_3};
+
+/* opaque(callable, name): a function named `name` that calls `callable` with no arguments. */
+static PyObject *g_opaque(PyObject *self, PyObject *args) {
+    PyObject *callable;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "Os", &callable, &name)) return NULL;
+    if (!PyCallable_Check(callable) || opaque_count >= OPAQUE_SLOTS) {
+        PyErr_SetString(PyExc_ValueError, "opaque(callable, name): a callable, at most four");
+        return NULL;
+    }
+    char *kept = strdup(name);
+    if (kept == NULL) return PyErr_NoMemory();
+    int slot = opaque_count++;
+    Py_INCREF(callable);
+    opaque_targets[slot] = callable;
+    opaque_defs[slot] = (PyMethodDef){kept, OPAQUE_CALLS[slot], METH_NOARGS, NULL};
+    return PyCFunction_NewEx(&opaque_defs[slot], NULL, NULL);
+}
+
 static PyObject *g_unstacked(PyObject *self, PyObject *callable) {
     if (!PyCallable_Check(callable)) {
         PyErr_SetString(PyExc_TypeError, "unstacked(callable)");
@@ -807,6 +843,7 @@ static PyObject *g_shielded(PyObject *self, PyObject *callable) {
 static PyMethodDef methods[] = {
     {"shielded", g_shielded, METH_O, "shielded(callable): a callable that runs it with no Python signal handler inside"},
     {"catching", g_catching, METH_VARARGS, "catching(callable, into): a callable that runs it and appends what it raises to into"},
+    {"opaque", g_opaque, METH_VARARGS, "opaque(callable, name): a function named name that calls callable, holding nothing reachable"},
     {"unstacked", g_unstacked, METH_O,
      "unstacked(callable): a callable that runs it with the recursion depth of the Python frames on the stack only"},
     {"install", g_install, METH_VARARGS,

@@ -340,12 +340,13 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     callbacks of a fork made by a thread with no Python frame, `_kernel.bare_fork`; CPython calls
     each from C, and a callback that raises does not stop the next). In order: `set_up` (every
     measure, the hook, the program and its test file written; it reads the job and returns), the
-    load (`exec` of the program called by C: its module frame has nothing below it, as in
-    `python3 main.py`), the load's outcome and the entry point read from C, `loaded` (abort, or
-    "ready"), then the calls: `next_call` reads a request and returns, for C to call in turn, the
-    call itself (the test file's module code as a function, `_caller`), `reply` and the wait for
-    the next request; no function of the jail's is on the stack during a call. Every path ends
-    in os._exit (atexit handlers and IO teardown never run)."""
+    load (the program's module code called by C: its frame has nothing below it, as in
+    `python3 main.py`), the load's outcome and the entry point read from C, then the test file's
+    module code, run by C one after another (`_caller`): first its steps alone (`report`: abort,
+    or "ready"; `wait`; `next_case`: read a request and make its call), then for each call the
+    call itself followed by the same steps (`report` is then the reply). No function of the
+    jail's is on the stack during a call, and its steps run from the test file's frame. Every
+    path ends in os._exit (atexit handlers and IO teardown never run)."""
     # Everything the jail's code uses once candidate code has run is bound here, in the shell,
     # before the fork: a shared module's attribute (`functools.partial`, `sys.excepthook`) read later
     # would be whatever the candidate made it (even `sys.__class__` can be replaced), and the
@@ -353,7 +354,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
     _unstacked = _gate.unstacked
-    _sigmask, _block, _unblock, _valid_signals = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_UNBLOCK, _signal.valid_signals
     sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
     qualname = type.__dict__["__qualname__"].__get__
     _system_exit = SystemExit
@@ -375,7 +375,6 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # go of from C instead, with `outcome` (`_next_call`'s chains): a `__del__` or weak-reference
     # callback of the candidate's then runs with no frame of the jail's below it.
     dropped: list[object] = []
-    load_mask: list[set] = []  # the signals the candidate had blocked when its load ended
     state: dict[str, Any] = {}
     # Waits for the next request in C, between two callbacks: a signal handler that runs while the
     # jail waits is handed no frame (None), not one of the jail's.
@@ -456,7 +455,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         main_path = workdir + "/main.py"
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
-        module, state["make_call"] = _caller(workdir, variant, outcome)
+        module, state["make_call"], first = _caller(workdir, variant, outcome, (report, wait, next_case))
+        upcoming.append(_partial(_deque, map(call, (_unstacked(first), dropped.clear)), 0))
         state["test_module"] = (module.__name__, module)
         os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
@@ -519,22 +519,13 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         if _type(modules) is dict:  # the test module, as a runner that imported it has it (an exact dict: no method of the candidate's)
             dropped.append(modules.get(name))  # the candidate's, if it put one there: let go of from C
             modules[name] = module
-        # The signals the candidate leaves unblocked are blocked on this thread while the jail's own
-        # code runs between calls, and unblocked by a C call (a handler that then runs is handed no
-        # frame): so a handler of the candidate's never runs in a frame of the jail's on a signal
-        # sent to it. (One tripped by a signal another thread of the candidate's took is noted by
-        # the gate's C handler while the jail's code runs, and handed on after: `_gate.shielded`.)
-        unblocked = _valid_signals() - (load_mask[0] if load_mask else set())
-        state["hold"] = _partial(_sigmask, _block, unblocked)
-        state["release"] = _partial(_sigmask, _unblock, unblocked)
+        state["ready"] = True
         send(["ready"])
 
-    def _next_call():
-        """The next call (the wait for the first one, before it), for C to call in turn with the
-        reply and the wait that follow it. Runs between calls only."""
-        if "waited" not in state:  # first: release what `loaded` held back, and wait for a call
-            state["waited"] = True
-            return _partial(_deque, map(call, (dropped.clear, state["release"], wait_for_request, state["hold"])), 0)
+    def _next_case():
+        """Read the next request and make its call (the test file's module code for its shape),
+        for C to run next, with the candidate's objects the jail let go of dropped from C after.
+        A step the test file's module code makes, after the reply and the wait."""
         request = next_request()
         if request is None or request[0] != "call":
             _exit(0)
@@ -543,13 +534,15 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         state["reset"]()
         # No `exec` (an audited event) per call; run with the depth of its frames only (`unstacked`).
         made = _unstacked(state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs)))
-        # The call, its reply, then the wait for the next request, each called from C in turn, with
-        # the candidate's signals held back (`hold`, `release`) while the jail's own code runs.
-        hold, release = state["hold"], state["release"]
-        return _partial(_deque, map(call, (release, made, hold, reply, outcome.clear, dropped.clear, release, wait_for_request, hold)), 0)
+        upcoming.append(_partial(_deque, map(call, (made, dropped.clear)), 0))
+
+    def _report():
+        """The load's outcome (abort, or "ready") at the first step, and the reply to the call just
+        made at every other. A step the test file's module code makes."""
+        return _reply() if "ready" in state else _loaded()
 
     def _reply():
-        """Send the reply to the call just made, then check the seal. Runs between calls only."""
+        """Send the reply to the call just made, then check the seal."""
         call_id = current_call[0]
         if len(outcome) == 2 and outcome[0] is True:
             answer = ["return", call_id, state["encode"](outcome[1])]
@@ -569,12 +562,13 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # candidate's inside it (`_gate.shielded`: CPython runs a handler on the main thread whichever
     # thread took the signal, and would hand it the jail's frame): those due run before, in no frame.
     set_up = guarded(_set_up)
-    loaded, next_call, reply = (_gate.shielded(guarded(body)) for body in (_loaded, _next_call, _reply))
+    # The steps the test file's module code makes between calls (`_caller`), as functions that
+    # hold nothing of the jail's (`_gate.opaque`; named in the test module by `_CALLERS`).
+    report_name, wait_name, next_name = _CALLERS[1 if variant else 0][6]
+    report, next_case = (_gate.opaque(_gate.shielded(guarded(body)), name) for body, name in ((_report, report_name), (_next_case, next_name)))
+    wait = _gate.opaque(wait_for_request, wait_name)
+    upcoming: list[object] = []  # the next module code to run (the first steps, then each call's)
 
-    # After the load, every signal is held back (and the candidate's mask of then noted) until
-    # `loaded` has made what the calls hold back and release.
-    hold_all = functools.partial(_signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.valid_signals())
-    note_mask: functools.partial[collections.deque] = functools.partial(collections.deque, map(load_mask.append, map(call, (hold_all,))), 0)
 
     # The load, with what it raises kept from C in a list of the jail's that nothing hands the
     # candidate, and that exception's text, read from C too (the candidate's `__str__` run with
@@ -596,10 +590,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         set_up,
         load,
         read_texts,
-        note_mask,
         read_entry,
-        loaded,
-        functools.partial(collections.deque, map(call, iter(next_call, None)), 0),
+        functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0),
         functools.partial(_exit, 70),
     ]
 
@@ -633,10 +625,23 @@ class _UnraisableArgs:
 # the tuple held them too, and `sys.getrefcount` of an argument read 3, not 2). The hidden run and
 # the variant's differ in the file, its module's name, the names and the depth, so a function
 # conditioned on the shape of the stack above it answers differently in the two.
+#
+# The module code also makes the jail's steps after the call, so that they run from that frame,
+# as a test runner's own code would between two calls: the reply, the wait for the next call and
+# reading it (a signal handler run then is handed that frame, where it was handed none while the
+# jail's C chains ran them). The steps are `_gate.opaque` functions: nothing of the jail's is
+# reachable from them. Before the first call the same steps (the first reply is the load's
+# "ready") run from the file's first content, `_CALLER_TAIL` alone.
 _CALLERS = (
-    ("test_main.py", "test_main", "candidate", "outcome", "", "{call}"),
-    ("tests/test_solution.py", "tests.test_solution", "solution", "results", "def test_solution():\n    return {call}\n", "test_solution()"),
+    ("test_main.py", "test_main", "candidate", "outcome", "", "{call}", ("report", "wait", "next_case")),
+    ("tests/test_solution.py", "tests.test_solution", "solution", "results", "def test_solution():\n    return {call}\n", "test_solution()",
+     ("send_result", "await_input", "load_case")),
 )
+_CALLER_TAIL = """{report}()
+{outcome}.clear()
+{wait}()
+{next}()
+"""
 _CALLER_BODY = """{prelude}try:
     {outcome}.append(True)
     {outcome}.append({result})
@@ -648,22 +653,28 @@ except BaseException as error:
         {outcome}.append(str(error))
     except BaseException:
         {outcome}.append(None)
-"""
+""" + _CALLER_TAIL
 
 
-def _caller(workdir, variant, outcome):
-    """(module, make): the test module, and `make(entry, args, kwargs)`, the call to make: the test
-    file's module code for the call's shape (compiled once per shape, the file on disk rewritten
-    to it), as a function whose globals are the test module's namespace, holding the entry point,
-    the outcome list and, until it passes them, the arguments. Made before any candidate code
-    (everything `make` uses is bound here); `make` runs between calls."""
-    relative, module_name, entry_name, outcome_name, prelude, result = _CALLERS[1 if variant else 0]
+def _caller(workdir, variant, outcome, steps):
+    """(module, make, first): the test module; `make(entry, args, kwargs)`, the call to make: the
+    test file's module code for the call's shape (compiled once per shape, the file on disk
+    rewritten to it whenever the shape changes), as a function whose globals are the test module's
+    namespace, holding the entry point, the outcome list, the steps (`steps`: the reply, the wait,
+    the next call, named as `_CALLERS` says) and, until it passes them, the arguments; and `first`,
+    the steps alone, run before the first call (the file written to it). Made before any candidate
+    code (everything `make` uses is bound here); `make` runs between calls."""
+    relative, module_name, entry_name, outcome_name, prelude, result, step_names = _CALLERS[1 if variant else 0]
     path = os.path.join(workdir, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     module = types.ModuleType(module_name)
     namespace = module.__dict__
     namespace.update({"__file__": path, "__builtins__": builtins.__dict__, outcome_name: outcome})
+    namespace.update(zip(step_names, steps))
+    names_of = dict(zip(("report", "wait", "next"), step_names), outcome=outcome_name)
     compiled: dict[tuple, types.CodeType] = {}
+    sources: dict[tuple, str] = {}
+    on_disk: list[object] = [None]  # the shape whose source the file holds
     function, write, _tuple, _len, _str, _range, _type = types.FunctionType, _write_file, tuple, len, str, range, type
 
     def code_for(positional, names):
@@ -672,10 +683,17 @@ def _caller(workdir, variant, outcome):
             passed = [f'globals().pop("a{index}")' for index in _range(positional)]
             passed += [f'{name}=globals().pop("k{index}")' for index, name in enumerate(names)]
             call = entry_name + "(" + ", ".join(passed) + ")"
-            source = _CALLER_BODY.format(prelude=prelude.format(call=call), outcome=outcome_name, result=result.format(call=call))
-            write(path, source)
-            compiled[shape] = compile(source, path, "exec")
+            sources[shape] = _CALLER_BODY.format(prelude=prelude.format(call=call), result=result.format(call=call), **names_of)
+            compiled[shape] = compile(sources[shape], path, "exec")
+        if on_disk[0] != shape:
+            write(path, sources[shape])
+            on_disk[0] = shape
         return compiled[shape]
+
+    first_source = _CALLER_TAIL.format(**names_of)
+    write(path, first_source)
+    on_disk[0] = "first"
+    first = function(compile(first_source, path, "exec"), namespace)
 
     def make(entry, args, kwargs):
         namespace[entry_name] = entry
@@ -688,7 +706,7 @@ def _caller(workdir, variant, outcome):
             namespace["k" + _str(index)] = kwargs[name]
         return function(code_for(_len(args), names), namespace)
 
-    return module, make
+    return module, make, first
 
 
 def _write_file(path, text):

@@ -541,3 +541,41 @@ def test_the_recursion_depth_left_is_a_plain_python3s(tmp_path: Path) -> None:
     result = run_tests(HEADROOM, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else (), expected)
     assert result.audit_events == ()
+
+
+# A handler run every 200 µs over 300 calls notes the file of the frame it is handed: in a plain
+# test run, the program's or the test file's, never none. The jail's reply, its wait for the next
+# call and its reading of it ran from C chains with no Python frame, and a handler run then was
+# handed None; they are steps the test file's module code makes now.
+HANDED = """
+import signal
+SEEN = set()
+def _on_alarm(signum, frame):
+    SEEN.add("none" if frame is None else frame.f_code.co_filename.rsplit("/", 1)[-1])
+signal.signal(signal.SIGALRM, _on_alarm)
+signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+def probe():
+    sum(range(300))
+    return sorted(SEEN)
+"""
+
+
+def test_a_signal_handler_is_handed_the_frame_a_plain_test_run_has() -> None:
+    test = "def check(candidate):\n    for _ in range(300):\n        candidate()\n    assert candidate() == ['main.py', 'test_main.py']\n"
+    result = run_tests(HANDED, test, "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
+def test_nothing_of_the_jails_is_reachable_from_the_test_module() -> None:
+    """The steps the test file's module code makes are C functions with no `__self__` and no
+    module; the namespace holds them, the outcome list, the entry point and the arguments."""
+    program = """
+import sys
+def probe():
+    space = sys.modules["test_main"].__dict__
+    steps = [space[name] for name in ("report", "wait", "next_case")]
+    return [sorted(k for k in space if not k.startswith("__")), [(type(s).__name__, s.__self__, s.__module__, s.__name__) for s in steps]]
+"""
+    expected = [["candidate", "next_case", "outcome", "report", "wait"], [("builtin_function_or_method", None, None, name) for name in ("report", "wait", "next_case")]]
+    result = run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())

@@ -222,19 +222,24 @@ class ForkedRun:
         return self.state.returncode
 
 
-_shared: dict[Policy, ForkServer] = {}
+_shared: dict[tuple[Policy, bool], ForkServer] = {}
 _shared_lock = threading.Lock()
 
 
-def shared(policy: Policy = None) -> ForkServer:
-    """This process's fork server for `policy`, started on first use and restarted if it died."""
+def shared(policy: Policy = None, variant: bool = False) -> ForkServer:
+    """This process's fork server for `policy`, started on first use and restarted if it died.
+    The differential run's variants fork from a server of their own (`variant`): a process
+    started apart, so its hash secret (`PYTHONHASHSEED` unset: drawn at its start) and its address
+    layout are its own, as two runs of `python3 main.py` differ in them. Forked from the same
+    server, the variant shared them with the first run, and a function right only for one hash
+    secret was never caught (red team sandbox10 `x1`)."""
     with _shared_lock:
-        server = _shared.get(policy)
+        server = _shared.get((policy, variant))
         if server is None or not server.alive or server.owner_pid != os.getpid():
             if server is not None and server.owner_pid == os.getpid():
                 server.close()  # reap the dead one (a forked copy's server belongs to its parent)
             if not available():
                 raise ForkServerError("fork server needs Linux with pidfd_open")
-            server = _shared[policy] = ForkServer(policy)
+            server = _shared[(policy, variant)] = ForkServer(policy)
             atexit.register(server.close)
         return server

@@ -81,7 +81,7 @@ def start_forked(
     """Fork the jail from the warm server for `policy`; ForkServerError when it cannot. `cgroup`
     is (memory bytes, pids) for the run's own cgroups, (0, 0) for none; `stderr_bytes` the most
     of the jail's stderr its shell copies into `stderr_fd` (0: no such cap)."""
-    return forkserver.shared(policy).run(request_fd, reply_fd, stderr_fd, variant, cgroup, stderr_bytes)
+    return forkserver.shared(policy, variant).run(request_fd, reply_fd, stderr_fd, variant, cgroup, stderr_bytes)
 
 
 class _OneShot:

@@ -277,3 +277,16 @@ def test_an_honest_program_uses_its_home_as_anywhere() -> None:
     result = run_tests(HOME_USE, "def check(candidate):\n    assert candidate() == [True, 'kept', True, True]\n", "probe", differential=True)
     assert (result.outcome, result.audit_events) == ("pass", ()), result.reason
     assert "login_home" in result.isolation
+
+
+def test_the_variant_has_a_hash_secret_of_its_own() -> None:
+    """Two runs of `python3 main.py` draw two hash secrets (`PYTHONHASHSEED` unset); the variant
+    forked from the first run's server shared its secret, so a function right only for one secret
+    (`hash("probe")` even: half of all runs) was never caught (red team sandbox10 `x1`). Its own
+    server draws its own: an answer that is the hash differs (equal secrets: about 2**-64)."""
+    program = "def probe():\n    return hash('probe')\n"
+    first = run_tests(program, "def check(candidate):\n    assert type(candidate()) is int\n", "probe")
+    secret = int(first.cases[0].returned[0])  # the first run's server's: every first run has it
+    result = run_tests(program, f"def check(candidate):\n    assert candidate() == {secret}\n", "probe", differential=True)
+    assert not result.passed, result.reason
+    assert "environment_dependent" in {event["kind"] for event in result.audit_events}, result.audit_events

@@ -79,7 +79,7 @@ events of `JUDGED`, but those of them it settles in C where the judgement is pla
 
 import os
 import sys
-from types import FrameType  # already imported by the fork server (functools, signal): costs nothing
+from types import FrameType, MappingProxyType  # already imported by the fork server (functools, signal): costs nothing
 
 # Modules that reach native code, or an interpreter without this hook, from pure Python: ctypes,
 # CPython's test modules (arbitrary memory reads and writes among their functions), and the
@@ -226,10 +226,12 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     given, `readable`: the real-path prefixes (each ending in "/") reads may come from.
     `call_box[0]` is the call being answered (None between calls), which labels each event;
     `candidate_file` is the file name the candidate's code was compiled with. `pending`, when
-    given, is the dict whose `setdefault` the jail added as the audit hook before this one (a C
-    function: no signal handler can interrupt it): each event's entry is removed when its judgement
-    is settled, and at `SEAL_EVENT` an entry left over is a judgement that never started (a signal
-    handler raised on the hook's entry), recorded as `evidence_tampering`.
+    given, is the dict the gate notes each event in before it calls the hook (in C: no signal
+    handler can interrupt it), by name, with the address of its arguments (never the arguments:
+    a note left over would keep the candidate's objects until the seal let them go in the hook's
+    frame): each event's entry is removed when its judgement is settled, and at `SEAL_EVENT` an
+    entry left over is a judgement that never started (a signal handler raised on the hook's
+    entry), recorded as `evidence_tampering`.
 
     Everything the hook's functions use is captured here, as a closure value, and is either
     immutable or a C function: their code loads no global or builtin name, so nothing the
@@ -293,7 +295,9 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     # 4-byte count of items, or of bytes ("l": of 2-byte digits, negative for a negative int); a
     # 1-byte count of bytes.
     plain_kinds = frozenset(b"0NFTS.")
-    fixed_widths = {0x69: 4, 0x67: 8, 0x79: 16, 0x72: 4}  # i, g, y, r
+    # Read-only: the hook's state must not be changed through its frames (red team sandbox10 `p2`:
+    # a finalizer run in them widened an entry, and forged bytecode loaded unrecorded).
+    fixed_widths = MappingProxyType({0x69: 4, 0x67: 8, 0x79: 16, 0x72: 4})  # i, g, y, r
     counted_kinds = frozenset(b"([<>")
     sized_kinds = frozenset(b"stuaAl")
     short_sized_kinds = frozenset(b"zZf")
@@ -602,12 +606,12 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         """The events whose judgement never started: noted before this seal and still noted, the
         same event, once other threads have had up to 20 ms to finish the judgements they are in
         (microseconds each). Paid only when a note is left over."""
-        left = [(name, args) for name, args in pending.items() if name != seal_event]
+        left = [(name, note) for name, note in pending.items() if name != seal_event]  # a note: the event's arguments' address
         waited = 0
         while left and waited < 20:
             sleep(0.001)
             waited += 1
-            left = [(name, args) for name, args in left if pending.get(name) is args]
+            left = [(name, note) for name, note in left if pending.get(name) is note]
         for name, _ in left:
             pending.pop(name, None)
         return [name for name, _ in left][:8]
@@ -712,11 +716,11 @@ def _sealed(judge, record, exit_now, status, mask, block, set_mask, every_signal
     assert all(type(cell) is CellType for cell, _ in cells)
 
     def settle(name, args, extra, _cells=tuple(cells), _judge=judge, _record=record, _exit=exit_now, _status=status,
-               _pending=pending):
+               _pending=pending, _id=id):
         for cell, value in _cells:
             if cell.cell_contents is not value:
                 _exit(_status)
-        if _pending is not None and _pending.get(name) is args:
+        if _pending is not None and _pending.get(name) == _id(args):  # the gate notes the arguments' address
             del _pending[name]
         verdict = _judge(name, args, extra)
         if verdict is not None:

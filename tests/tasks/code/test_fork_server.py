@@ -115,7 +115,7 @@ def test_fork_server_never_holds_a_job() -> None:
 
 
 def test_unavailable_fork_server_falls_back_to_exec(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(policy: forkserver.Policy = None) -> forkserver.ForkServer:
+    def refuse(policy: forkserver.Policy = None, variant: bool = False) -> forkserver.ForkServer:
         raise forkserver.ForkServerError("refused for the test")
 
     monkeypatch.setattr(forkserver, "shared", refuse)

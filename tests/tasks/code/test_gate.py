@@ -81,3 +81,26 @@ def test_what_the_gate_settles_in_c_the_judge_lets_pass(tmp_path: Path) -> None:
     settled_in_c = {name for name, handed in HANDED.items() if not handed}
     # The one the gate knows more of than the judge: `sys.settrace`'s argument, None.
     assert settled_in_c & JUDGED_AS_VIOLATIONS == {"settrace_none"}
+
+
+# A judge that never settles leaves every note: each must hold no reference to the event's
+# arguments (red team sandbox10 `p1`: a note left over held the candidate's generator until the
+# seal let it go in the judge's frame, where its `finally` walked `f_back` into the judge).
+NOTE_HOLDS_NOTHING = """
+import os, sys
+from tasks.code.sandbox import _gate
+pending = {}
+_gate.install(lambda name, args: None, pending, ("open",), (), (), "/nonexistent-sandbox/", (), os.getpid())
+class Path(str):
+    pass
+path = Path("/etc/hostname")
+before = sys.getrefcount(path)
+open(path).close()
+print(sys.getrefcount(path) - before, sorted((name, type(note).__name__) for name, note in pending.items()))
+"""
+
+
+def test_a_note_of_the_gate_holds_nothing_of_the_event() -> None:
+    done = subprocess.run([sys.executable, "-c", NOTE_HOLDS_NOTHING], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1) == ["0", "[('open', 'int')]\n"]

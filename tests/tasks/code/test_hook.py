@@ -93,7 +93,7 @@ def _kinds(result: ExecutionResult) -> set[str]:
 REBOUND = """
 import builtins, gc, os, sys, _socket
 _setattr, _open, _getframe, _settrace, _system = setattr, open, sys._getframe, sys.settrace, os.system
-_socket_new, _import, _get_objects = _socket.socket, __import__, gc.get_objects
+_socket_new, _import, _get_objects, _current_frames = _socket.socket, __import__, gc.get_objects, sys._current_frames
 HITS = []
 def _wire(name):
     def wire(*args, **kwargs):
@@ -126,15 +126,7 @@ _armed(_socket_new, _socket.AF_INET, _socket.SOCK_STREAM)
 _armed(_import, "_ctypes")
 _armed(_get_objects)
 _armed(_settrace, lambda *args: None)
-def _reach_hook_frame():  # the hook's frame, in the traceback of one of its refusals
-    try:
-        _open("/tmp")
-    except PermissionError as error:
-        entry = error.__traceback__
-        while entry is not None:
-            entry.tb_frame
-            entry = entry.tb_next
-_armed(_reach_hook_frame)
+_armed(_current_frames)
 def probe():
     return [len(TARGETS) > 300, sorted(set(HITS))]
 """
@@ -173,9 +165,10 @@ LOADED = [_tb(), inspect.getsource(_tb).count("def"), len(traceback.extract_stac
 """
 INTROSPECTION_SEES = [(["_tb"], 1), [(["_tb"], 1), 1, True, True], "_generator", True, "probe", True, "probe"]
 
-# The audited way to a frame of the sandbox's own code, the hook's frame in the traceback of one of
-# its refusals, is refused and recorded; the caller of the entry point is not the sandbox's (no
-# frame of the jail's is on the stack: `bare_stack`), and reading it is ordinary.
+# A refusal's traceback holds the candidate's frames only (it held the hook's, whose `tb_frame`
+# was refused and recorded, and whose count and lines `tb_next` and `tb_lineno` read unaudited:
+# red team sandbox10 `r1`); the caller of the entry point is not the sandbox's (no frame of the
+# jail's is on the stack: `bare_stack`), and reading it is ordinary.
 REACH = """
 import sys
 def probe():
@@ -202,15 +195,14 @@ def probe():
     ("program", "expected", "kinds"),
     [
         pytest.param(INTROSPECTION, INTROSPECTION_SEES, set(), id="ordinary_introspection_leaves_no_record"),
-        pytest.param(REACH, ["<module>", "probe"], {"frame_inspection", "file_read"}, id="reaching_a_sandbox_frame_is_refused_and_recorded"),
+        pytest.param(REACH, ["<module>", "probe"], {"file_read"}, id="a_refusals_traceback_holds_the_candidates_frames_only"),
     ],
 )
 def test_frame_reads_are_judged_by_the_frame_they_hand_out(program: str, expected: object, kinds: set[str]) -> None:
     result = _run(program, expected)
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
     assert _kinds(result) == kinds, result.audit_events
-    if kinds:
-        assert sum(event["kind"] == "frame_inspection" for event in result.audit_events) == 1, result.audit_events
+    assert sum(event["kind"] == "frame_inspection" for event in result.audit_events) == 0, result.audit_events
 
 
 # Forged events whose arguments are of the candidate's types, each with every method the hook
@@ -445,3 +437,33 @@ def test_running_out_of_stack_inside_the_hook_is_no_interruption() -> None:
     result = _run(DEEP_COPY, "fell back")
     assert result.outcome == "pass", (result.reason, result.audit_events)
     assert _kinds(result) == set(), result.audit_events
+
+
+# Red team sandbox10 `r1`: what raised out of the judge carried its frames in the traceback,
+# whose count and lines `tb_next` and `tb_lineno` read with no audit event. A refusal is now raised
+# as a C function's error is: no entry but the candidate's frame, no cause, and as its context
+# only what the candidate was handling.
+REFUSAL_TRACEBACK = """
+import gc
+def _refused(handling):
+    try:
+        if handling:
+            try:
+                raise KeyError("mine")
+            except KeyError:
+                gc.get_objects()
+        gc.get_objects()
+    except PermissionError as error:
+        entries, trace = 0, error.__traceback__
+        while trace is not None:
+            entries, trace = entries + 1, trace.tb_next
+        return [entries, type(error.__context__).__name__, error.__cause__ is None]
+def probe():
+    return [_refused(False), _refused(True)]
+"""
+
+
+def test_a_refusal_carries_no_frame_of_the_judge() -> None:
+    result = _run(REFUSAL_TRACEBACK, [[1, "NoneType", True], [1, "KeyError", True]])
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert _kinds(result) == {"introspection"}

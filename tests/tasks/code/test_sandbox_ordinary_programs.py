@@ -89,7 +89,6 @@ if __name__ == "__main__":
 ''',
     "sys_exit_zero_at_load": PLAIN + "\nimport sys\nsys.exit(0)\n",
     "sys_exit_none_at_load": PLAIN + "\nraise SystemExit\n",
-    "faulthandler_enable": "import faulthandler\nfaulthandler.enable()\n" + PLAIN,
     "sigint_handler": "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n" + PLAIN,
     "multiprocessing_lock": "import multiprocessing\n_lock = multiprocessing.Lock()\n" + PLAIN.replace(
         "    return", "    with _lock:\n        return"

@@ -437,11 +437,13 @@ def test_a_dump_of_every_thread_never_shows_the_sandboxs_code() -> None:
 
 
 # What observes the sandbox's code at an instant of its choosing, or records its frames, is
-# refused and recorded: faulthandler's watchdog and its handler of a signal (each dumps every
-# thread, or the one that took the signal, at any instant, without the GIL), its fatal-error
-# handler where the candidate's own handler of a fatal signal would let the process live on after
-# the dump, and tracemalloc (it records the frames that allocate each block, the sandbox's too).
+# refused and recorded: faulthandler's watchdog, its handler of a signal and its fatal-error
+# handler (each dumps every thread, or the one that took the signal, at any instant, without the
+# GIL), and tracemalloc (it records the frames that allocate each block, the sandbox's too).
 OBSERVERS = {
+    # Red team sandbox10 `f1`: `enable`'s dump on a fatal signal the candidate sent itself, into a
+    # pipe it kept full, blocked the process's death while the main thread read the judge's frames.
+    "enable": "import faulthandler\nfaulthandler.enable(file=open('w.log', 'w'))\n",
     "dump_traceback_later": "import faulthandler\nfaulthandler.dump_traceback_later(60, file=open('w.log', 'w'))\n",
     "register": "import faulthandler, signal\nfaulthandler.register(signal.SIGUSR1, file=open('w.log', 'w'))\n",
     "register_one_thread": "import faulthandler, signal\nfaulthandler.register(signal.SIGUSR1, file=open('w.log', 'w'), all_threads=False)\n",
@@ -463,15 +465,6 @@ def test_an_observer_of_the_sandboxs_code_is_refused_and_recorded(program: str) 
     assert not result.passed, result.reason
     kinds = [event["kind"] for event in result.audit_events]
     assert kinds == ["frame_inspection"], result.audit_events
-
-
-def test_a_fatal_error_dump_that_ends_the_process_is_ordinary() -> None:
-    """`faulthandler.enable()` where every fatal signal has its default action: the dump is the
-    process's last act (it reads nothing back), so it is allowed and leaves no record."""
-    body = "import faulthandler\nfaulthandler.enable(file=open('w.log', 'w'))\nfaulthandler.disable()\nfaulthandler.enable()\ndef probe():\n    return faulthandler.is_enabled()\n"
-    result = run_tests(body, "def check(candidate):\n    assert candidate() is True\n", "probe", FAST)
-    assert result.passed, result.reason
-    assert result.audit_events == ()
 
 
 @pytest.mark.parametrize(
@@ -579,3 +572,33 @@ def probe():
     expected = [["candidate", "next_case", "outcome", "report", "wait"], [("builtin_function_or_method", None, None, name) for name in ("report", "wait", "next_case")]]
     result = run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
+# Red team sandbox10 `d1`: an honest program whose worker threads read a library file in a loop
+# (each `open` judged) while its main thread dumps every thread's stack: a dump waited for a
+# moment no thread was being judged, 58 s with eight workers. Now no judgement starts while a dump
+# waits.
+DUMP_BESIDE_WORKERS = """
+import faulthandler, os, threading
+_stop = []
+def _work():
+    while not _stop:
+        with open(os.__file__, "rb") as library_file:
+            library_file.read(1)
+_workers = [threading.Thread(target=_work, daemon=True) for _ in range(8)]
+for _worker in _workers:
+    _worker.start()
+with open(os.devnull, "w") as _null:
+    for _ in range(20):
+        faulthandler.dump_traceback(file=_null)
+_stop.append(1)
+for _worker in _workers:
+    _worker.join()
+def probe():
+    return 1
+"""
+
+
+def test_a_dump_beside_threads_being_judged_ends_at_once() -> None:
+    result = run_tests(DUMP_BESIDE_WORKERS, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert result.passed, result.reason  # within FAST's 5 s: the dumps waited 58 s before

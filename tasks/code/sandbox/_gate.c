@@ -561,6 +561,31 @@ static void release_handlers(void) {
  * The judge's own depth is a few tens of levels; nothing of the candidate's runs inside it. */
 #define JUDGE_HEADROOM 200
 
+/* `_thread.interrupt_main(signum)` trips a signal inside CPython with no kernel signal, so the
+ * noting handlers never saw it, and the candidate's handler ran at the main thread's next check,
+ * inside the judge or the jail's steps, handed their frames (red team sandbox11 `i1`-`i3`: from
+ * the judge's, it reached the judge's state and removed the audit hook). While the main thread
+ * holds, it is noted as the noting handler notes a kernel signal, and handed on at the release. */
+static PyCFunction real_interrupt_main;
+
+static PyObject *interrupt_main_held(PyObject *self, PyObject *args) {
+    int number = SIGINT;
+    if (!PyArg_ParseTuple(args, "|i:interrupt_main", &number)) return NULL;
+    if (held.depth > 0 && number > 0 && number < NSIG && is_held(number)) {
+        noted[number] = 1;
+        Py_RETURN_NONE;
+    }
+    return real_interrupt_main(self, args);
+}
+
+static int route_interrupt_main(void) {
+    PyObject *thread = PyImport_ImportModule("_thread");
+    if (thread == NULL) return -1;
+    int failed = route_attribute(thread, "interrupt_main", METH_VARARGS, interrupt_main_held, &real_interrupt_main);
+    Py_DECREF(thread);
+    return failed;
+}
+
 /* The exception being raised, made as one a C function raises: no traceback (the judge's frames
  * were in it, and `tb_next`/`tb_lineno`, which raise no audit event, read their count and lines:
  * red team sandbox10 `r1`), no cause, and as its context what the candidate was handling, not
@@ -699,7 +724,7 @@ static PyObject *g_install(PyObject *self, PyObject *args) {
     gate.judge = judge, gate.pending = pending, gate.namespaces = namespaces;
     gate.sandbox_dir = sandbox_dir, gate.pid = pid;
     if (route("settrace", settrace_noted, &real_settrace) < 0 || route("setprofile", setprofile_noted, &real_setprofile) < 0 ||
-        route_collector() < 0 || route_observers() < 0)
+        route_collector() < 0 || route_observers() < 0 || route_interrupt_main() < 0)
         return NULL;
     main_thread = PyThread_get_thread_ident();
     gate.installed = 1; /* before the hook: its own addition raises an event */
@@ -760,21 +785,35 @@ static PyObject *opaque_targets[OPAQUE_SLOTS];
 static PyMethodDef opaque_defs[OPAQUE_SLOTS];
 static int opaque_count;
 
+/* Calls each callable of the tuple `targets` in turn, with no arguments; the last one's result. */
+static PyObject *call_each(PyObject *targets) {
+    PyObject *result = Py_NewRef(Py_None);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(targets); i++) {
+        Py_DECREF(result);
+        result = PyObject_CallNoArgs(PyTuple_GET_ITEM(targets, i));
+        if (result == NULL) return NULL;
+    }
+    return result;
+}
+
 #define OPAQUE_CALL(n) \
-    static PyObject *opaque_call_##n(PyObject *self, PyObject *unused) { return PyObject_CallNoArgs(opaque_targets[n]); }
+    static PyObject *opaque_call_##n(PyObject *self, PyObject *unused) { return call_each(opaque_targets[n]); }
 OPAQUE_CALL(0)
 OPAQUE_CALL(1)
 OPAQUE_CALL(2)
 OPAQUE_CALL(3)
 static const PyCFunction OPAQUE_CALLS[OPAQUE_SLOTS] = {opaque_call_0, opaque_call_1, opaque_call_2, opaque_call_3};
 
-/* opaque(callable, name): a function named `name` that calls `callable` with no arguments. */
+/* opaque(callables, name): a function named `name` that calls each of `callables` (a tuple) in
+ * turn with no arguments. */
 static PyObject *g_opaque(PyObject *self, PyObject *args) {
     PyObject *callable;
     const char *name;
-    if (!PyArg_ParseTuple(args, "Os", &callable, &name)) return NULL;
-    if (!PyCallable_Check(callable) || opaque_count >= OPAQUE_SLOTS) {
-        PyErr_SetString(PyExc_ValueError, "opaque(callable, name): a callable, at most four");
+    if (!PyArg_ParseTuple(args, "O!s", &PyTuple_Type, &callable, &name)) return NULL;
+    int all_callable = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(callable); i++) all_callable &= PyCallable_Check(PyTuple_GET_ITEM(callable, i));
+    if (!all_callable || opaque_count >= OPAQUE_SLOTS) {
+        PyErr_SetString(PyExc_ValueError, "opaque(callables, name): a tuple of callables, at most four times");
         return NULL;
     }
     char *kept = strdup(name);
@@ -843,7 +882,7 @@ static PyObject *g_shielded(PyObject *self, PyObject *callable) {
 static PyMethodDef methods[] = {
     {"shielded", g_shielded, METH_O, "shielded(callable): a callable that runs it with no Python signal handler inside"},
     {"catching", g_catching, METH_VARARGS, "catching(callable, into): a callable that runs it and appends what it raises to into"},
-    {"opaque", g_opaque, METH_VARARGS, "opaque(callable, name): a function named name that calls callable, holding nothing reachable"},
+    {"opaque", g_opaque, METH_VARARGS, "opaque(callables, name): a function named name that calls each of callables, holding nothing reachable"},
     {"unstacked", g_unstacked, METH_O,
      "unstacked(callable): a callable that runs it with the recursion depth of the Python frames on the stack only"},
     {"install", g_install, METH_VARARGS,

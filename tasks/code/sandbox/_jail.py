@@ -354,7 +354,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     _write, _exit, _type, _str, _dumps = os.write, os._exit, type, str, _wire.dumps
     _partial, _deque, _decode, _safe_text = functools.partial, collections.deque, _wire.decode, _wire.safe_text
     _unstacked = _gate.unstacked
-    sys_names = sys.__dict__  # read and written as a dict: no attribute lookup on the shared module
+    # Read and written as a dict, and only from C chains (a key of the candidate's with its own
+    # `__eq__` runs there with no frame of the jail's below it: red team sandbox11 `k1`).
+    sys_names = sys.__dict__
+    hooks_seen: list[object] = []  # `sys.excepthook` as the step before each reply read it, from C
     qualname = type.__dict__["__qualname__"].__get__
     _system_exit = SystemExit
     next_request = _requests(request_fd)
@@ -456,8 +459,11 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
         module, state["make_call"], first = _caller(workdir, variant, outcome, (report, wait, next_case))
-        upcoming.append(_partial(_deque, map(call, (_unstacked(first), dropped.clear)), 0))
-        state["test_module"] = (module.__name__, module)
+        # The test module in `sys.modules`, as a runner that imported it has it: set from C once the
+        # program is loaded (whatever the candidate made of `sys.modules` and its keys runs there,
+        # with no frame of the jail's below), then the first steps.
+        place = _partial(_deque, itertools.starmap(operator.setitem, zip(map(dict.get, (sys_names,), ("modules",)), (module.__name__,), (module,))), 0)
+        upcoming.append(_partial(_deque, map(call, (place, _unstacked(first), dropped.clear)), 0))
         os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
             isolation.append("seccomp")
@@ -489,6 +495,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             return
         loading.append(_unstacked(types.FunctionType(program, namespace)))
         load_ends.append(True)  # the marker `load` sets once the program has run to its end
+        # What the set-up let go of (the modules cut from `sys.modules`, the gate's imports) is
+        # collected now: `gc.set_debug(DEBUG_SAVEALL)` at load found the `faulthandler` module in
+        # `gc.garbage`, where a plain python3 collects nothing (red team sandbox11 `t2`).
+        gc.collect()
 
     def text_of(error_text):
         return _safe_text(error_text) if _type(error_text) is _str else "<unprintable>"
@@ -496,7 +506,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     def raised(error, error_text):
         if issubclass(_type(error), _system_exit):  # by its type: a `__class__` of its own never runs
             state["audit"]("sandbox.exit", "SystemExit(" + text_of(error_text)[:40] + ")")
-        return qualname(_type(error))[:100], text_of(error_text)
+        name = qualname(_type(error))  # a class's `__qualname__` may be a str subclass of its own
+        return (name[:100] if _type(name) is _str else "<unprintable>"), text_of(error_text)
 
     def _loaded():
         if not loaded_marker:
@@ -514,11 +525,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
             _exit(0)
         state["entry"] = entry
-        modules: Any = sys_names.get("modules")
-        name, module = state["test_module"]
-        if _type(modules) is dict:  # the test module, as a runner that imported it has it (an exact dict: no method of the candidate's)
-            dropped.append(modules.get(name))  # the candidate's, if it put one there: let go of from C
-            modules[name] = module
+        hooks_seen.clear()
         state["ready"] = True
         send(["ready"])
 
@@ -533,8 +540,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         current_call[0] = call_id
         state["reset"]()
         # No `exec` (an audited event) per call; run with the depth of its frames only (`unstacked`).
-        made = _unstacked(state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs)))
-        upcoming.append(_partial(_deque, map(call, (made, dropped.clear)), 0))
+        refill, made = state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs))
+        upcoming.append(_partial(_deque, map(call, (refill, _unstacked(made), dropped.clear)), 0))
 
     def _report():
         """The load's outcome (abort, or "ready") at the first step, and the reply to the call just
@@ -550,10 +557,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             answer = ["raised", call_id, *raised(outcome[1], outcome[2])]
         else:
             answer = ["raised", call_id, "SystemError", "the call did not finish"]
-        if sys_names.get("excepthook") is not state["excepthook"]:
+        hook = hooks_seen[-1] if hooks_seen else None
+        hooks_seen.clear()  # `sys` still holds it: not its last reference
+        if hook is not state["excepthook"]:
             state["audit"]("sandbox.hook_patch", "sys.excepthook replaced")
             dropped.append(state["excepthook"])
-            state["excepthook"] = sys_names.get("excepthook")
+            state["excepthook"] = hook
         current_call[0] = None
         state["seal"](state["seal_event"])
         send(answer)
@@ -565,8 +574,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # The steps the test file's module code makes between calls (`_caller`), as functions that
     # hold nothing of the jail's (`_gate.opaque`; named in the test module by `_CALLERS`).
     report_name, wait_name, next_name = _CALLERS[1 if variant else 0][6]
-    report, next_case = (_gate.opaque(_gate.shielded(guarded(body)), name) for body, name in ((_report, report_name), (_next_case, next_name)))
-    wait = _gate.opaque(wait_for_request, wait_name)
+    # Before each reply, `sys.excepthook` is read from C (`read_hook`, a step of its own with the
+    # test file's frame below it): a key of the candidate's in `sys.__dict__` runs there.
+    read_hook = functools.partial(next, map(hooks_seen.append, map(dict.get, itertools.repeat(sys_names), itertools.repeat("excepthook"))))
+    report = _gate.opaque((read_hook, _gate.shielded(guarded(_report))), report_name)
+    next_case = _gate.opaque((_gate.shielded(guarded(_next_case)),), next_name)
+    wait = _gate.opaque((wait_for_request,), wait_name)
     upcoming: list[object] = []  # the next module code to run (the first steps, then each call's)
 
 
@@ -586,12 +599,18 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # subclass with its own `__eq__`) runs with no frame of the jail's below it.
     read_entry: functools.partial[collections.deque] = _partial(_deque, map(entries.append, itertools.starmap(dict.get, entry_lookup)), 0)
 
+    # The loop: each module code in turn, the first steps, then each call's.
+    loop = functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0)
+    # None of these fails into CPython's report of a failed after-fork callback, which hands the
+    # callback to `sys.unraisablehook`, the candidate's by then: from the text reader it took the
+    # jail's list of the load's errors apart (`__reduce__`) and made a crash a clean exit (red team
+    # sandbox11 `u2`). What they raise is kept from C in a list nothing hands out; the jail's
+    # outcome is then the load's, as read (`_loaded`), or its end (`_exit(70)`).
+    failed: list[object] = []
     return [
         set_up,
         load,
-        read_texts,
-        read_entry,
-        functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0),
+        *(_gate.catching(callback, failed) for callback in (read_texts, read_entry, loop)),
         functools.partial(_exit, 70),
     ]
 
@@ -643,8 +662,7 @@ _CALLER_TAIL = """{report}()
 {next}()
 """
 _CALLER_BODY = """{prelude}try:
-    {outcome}.append(True)
-    {outcome}.append({result})
+    {outcome}.extend((True, {result}))
 except BaseException as error:
     {outcome}.clear()
     {outcome}.append(False)
@@ -671,11 +689,13 @@ def _caller(workdir, variant, outcome, steps):
     namespace = module.__dict__
     namespace.update({"__file__": path, "__builtins__": builtins.__dict__, outcome_name: outcome})
     namespace.update(zip(step_names, steps))
+    base = dict(namespace)  # what each call's namespace starts from
     names_of = dict(zip(("report", "wait", "next"), step_names), outcome=outcome_name)
     compiled: dict[tuple, types.CodeType] = {}
     sources: dict[tuple, str] = {}
     on_disk: list[object] = [None]  # the shape whose source the file holds
     function, write, _tuple, _len, _str, _range, _type = types.FunctionType, _write_file, tuple, len, str, range, type
+    _dict, _partial, _deque, _call = dict, functools.partial, collections.deque, operator.methodcaller("__call__")
 
     def code_for(positional, names):
         shape = (positional, names)
@@ -696,15 +716,21 @@ def _caller(workdir, variant, outcome, steps):
     first = function(compile(first_source, path, "exec"), namespace)
 
     def make(entry, args, kwargs):
-        namespace[entry_name] = entry
+        """The call's module code, and what sets the namespace up for it: cleared and filled from
+        C right before it runs (`refill`), since what the candidate left in it (a value with a
+        `__del__`, a key with an `__eq__`) would run in the jail's frame were it replaced here (red
+        team sandbox11 `f1`, `f2`: a `__del__` run in `make` took the jail's state)."""
+        fresh = _dict(base)
+        fresh[entry_name] = entry
         names = _tuple(kwargs)
         if not all(_type(name) is _str and name.isidentifier() for name in names):
             names = ()  # not passable by name in source: none of the parent's tests needs it
         for index in _range(_len(args)):
-            namespace["a" + _str(index)] = args[index]
+            fresh["a" + _str(index)] = args[index]
         for index, name in enumerate(names):
-            namespace["k" + _str(index)] = kwargs[name]
-        return function(code_for(_len(args), names), namespace)
+            fresh["k" + _str(index)] = kwargs[name]
+        refill = _partial(_deque, map(_call, (namespace.clear, _partial(namespace.update, fresh))), 0)
+        return refill, function(code_for(_len(args), names), namespace)
 
     return module, make, first
 
@@ -723,7 +749,7 @@ def _clean_exit(error):
     if not issubclass(type(error), SystemExit):  # by its type: a `__class__` of its own never runs
         return False
     code = _exit_code(error)
-    return code is None or (type(code) in (int, bool) and code == 0)
+    return code is None or ((type(code) is int or type(code) is bool) and code == 0)  # `in` would run a metaclass's `__eq__`
 
 
 _SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_subclasses", "_landlock", "_root", "_seccomp", "_wire", "socket",

@@ -221,6 +221,34 @@ def test_the_loads_outcome_is_the_jails_own() -> None:
     assert result.outcome == "error" and "RuntimeError" in result.reason, result.reason
 
 
+# Red team sandbox11 `u2`: the load's exception whose `__str__` raises made the jail's callback
+# that reads its text fail, and CPython handed that callback to the candidate's
+# `sys.unraisablehook`, which took it apart (`__reduce__`) down to the jail's list of the load's
+# errors and put a clean SystemExit first. No callback of the jail's fails into CPython's report.
+TEXT_THAT_RAISES = """
+import sys
+def _hook(unraisable):
+    try:
+        outer = unraisable.object.args[0]
+        inner = outer.__reduce__()[1][1]
+        inner.__reduce__()[1][1].__reduce__()[1][0][:] = [SystemExit()]
+    except BaseException:
+        pass
+sys.unraisablehook = _hook
+class Crash(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+def probe():
+    return 1
+raise Crash()
+"""
+
+
+def test_a_load_whose_error_has_no_text_is_still_a_crash() -> None:
+    result = run_tests(TEXT_THAT_RAISES, "def check(candidate):\n    assert candidate() == 1\n", "probe", SLOW)
+    assert result.outcome == "error" and "Crash" in result.reason, result.reason
+
+
 def test_the_unraisable_hook_is_the_interpreters_own_during_the_load() -> None:
     program = "import sys\nORDINARY = sys.unraisablehook is sys.__unraisablehook__\ndef probe():\n    return ORDINARY\n"
     result = run_tests(program, "def check(candidate):\n    assert candidate() is True\n", "probe", SLOW)

@@ -128,23 +128,34 @@ def test_a_signal_handler_is_never_handed_a_frame_of_the_jail() -> None:
 # the main thread): CPython runs the handler on the main thread at its next check, which was in
 # the jail's own code between calls, handing it the jail's frame. Now those handlers are noted in
 # C while the jail's code runs and handed on after it (`_gate.shielded`).
+# `_thread.interrupt_main` trips the handler inside CPython with no kernel signal, so the noting
+# handlers missed it, and it ran in the judge's and the jail's frames (red team sandbox11 `i1`-`i3`:
+# from the judge's, it removed the audit hook). Each call also makes the judge run (a library file).
 FROM_ANOTHER_THREAD = NOTES_FRAMES + """
-import os, signal, threading
+import _thread, os, signal, threading, time
 def _on_signal(signum, frame):
     _note_frames(frame)
 signal.signal(signal.SIGUSR1, _on_signal)
+SEND = SENDER
 def _sender():
     while True:
-        os.kill(os.getpid(), signal.SIGUSR1)
+        SEND()
 threading.Thread(target=_sender, daemon=True).start()
 def probe():
+    open(os.__file__, "rb").close()
     return sorted(SEEN)
 """
+SENDERS = {
+    "kill": "lambda: (os.kill(os.getpid(), signal.SIGUSR1), time.sleep(0.0002))",
+    "interrupt_main": "lambda: (_thread.interrupt_main(signal.SIGUSR1), time.sleep(0.0002))",
+}
 
 
-def test_a_handler_tripped_on_another_thread_is_never_handed_a_frame_of_the_jail() -> None:
+@pytest.mark.parametrize("sender", list(SENDERS.values()), ids=list(SENDERS))
+def test_a_handler_tripped_on_another_thread_is_never_handed_a_frame_of_the_jail(sender: str) -> None:
     test = "def check(candidate):\n    for _ in range(300):\n        seen = candidate()\n    assert seen == []\n"
-    result = run_tests(FROM_ANOTHER_THREAD, test, "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
+    program = FROM_ANOTHER_THREAD.replace("SEND = SENDER", f"SEND = {sender}")
+    result = run_tests(program, test, "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 30.0}))
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
     assert "bare_stack" in result.isolation
 
@@ -602,3 +613,57 @@ def probe():
 def test_a_dump_beside_threads_being_judged_ends_at_once() -> None:
     result = run_tests(DUMP_BESIDE_WORKERS, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
     assert result.passed, result.reason  # within FAST's 5 s: the dumps waited 58 s before
+
+
+# What the candidate leaves in the containers the jail's code touches between calls runs there,
+# with the jail's frames below, unless the jail touches them from C (red team sandbox11): a value
+# in the test module's namespace that the next call's arguments replace (`f1`, `f2`: a `__del__`
+# run in `make` took the jail's state and silenced its records), a key of `sys.modules` (`k1`)
+# or of `sys.__dict__` whose `__eq__` runs when the jail looks its own key up.
+LEFT_FOR_THE_JAIL = NOTES_FRAMES + """
+class _Noting:
+    def __del__(self):
+        _note_frames(sys._getframe(0))
+class _Key(str):
+    def __hash__(self):
+        return self.hashed
+    def __eq__(self, other):
+        _note_frames(sys._getframe(0))
+        return False
+    __ne__ = lambda self, other: True
+for _name in ("test_main", "tests.test_solution", "modules", "excepthook"):
+    _key = _Key("x" + _name)
+    _key.hashed = hash(_name)
+    (sys.modules if "test" in _name else vars(sys))[_key] = sys
+def probe(value):
+    space = sys._getframe(1).f_globals
+    space["a0"], space["_mine"] = _Noting(), _Noting()
+    return sorted(SEEN)
+"""
+
+
+def test_what_the_candidate_leaves_for_the_jail_runs_on_no_frame_of_the_jail() -> None:
+    test = "def check(candidate):\n    for _ in range(20):\n        seen = candidate(1)\n    assert candidate(1) == []\n"
+    result = run_tests(LEFT_FOR_THE_JAIL, test, "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
+# Red team sandbox11 `t1`, `t2`: the outcome list in the caller's namespace held `[True]` during the
+# call, and `gc.set_debug(DEBUG_SAVEALL)` at load found the `faulthandler` module the gate had
+# imported in `gc.garbage`, where a plain python3 collects nothing.
+LEFTOVERS = """
+import gc, sys
+gc.set_debug(gc.DEBUG_SAVEALL)
+gc.collect()
+GARBAGE = [type(thing).__name__ for thing in gc.garbage if type(thing).__name__ == "module"]
+gc.set_debug(0)
+del gc.garbage[:]
+def probe():
+    lists = [list(value) for value in sys._getframe(1).f_globals.values() if type(value) is list]
+    return [GARBAGE, lists]
+"""
+
+
+def test_the_caller_and_the_collector_hold_nothing_of_the_jails_during_a_call() -> None:
+    result = run_tests(LEFTOVERS, "def check(candidate):\n    assert candidate() == [[], [[]]]\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())

@@ -462,7 +462,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # The test module in `sys.modules`, as a runner that imported it has it: set from C once the
         # program is loaded (whatever the candidate made of `sys.modules` and its keys runs there,
         # with no frame of the jail's below), then the first steps.
-        place = _partial(_deque, itertools.starmap(operator.setitem, zip(map(dict.get, (sys_names,), ("modules",)), (module.__name__,), (module,))), 0)
+        place: functools.partial[collections.deque] = _partial(_deque, itertools.starmap(operator.setitem, zip(map(dict.get, (sys_names,), ("modules",)), (module.__name__,), (module,))), 0)
         upcoming.append(_partial(_deque, map(call, (place, _unstacked(first), dropped.clear)), 0))
         os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
@@ -600,7 +600,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     read_entry: functools.partial[collections.deque] = _partial(_deque, map(entries.append, itertools.starmap(dict.get, entry_lookup)), 0)
 
     # The loop: each module code in turn, the first steps, then each call's.
-    loop = functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0)
+    loop: functools.partial[collections.deque] = functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0)
     # None of these fails into CPython's report of a failed after-fork callback, which hands the
     # callback to `sys.unraisablehook`, the candidate's by then: from the text reader it took the
     # jail's list of the load's errors apart (`__reduce__`) and made a crash a clean exit (red team
@@ -729,7 +729,7 @@ def _caller(workdir, variant, outcome, steps):
             fresh["a" + _str(index)] = args[index]
         for index, name in enumerate(names):
             fresh["k" + _str(index)] = kwargs[name]
-        refill = _partial(_deque, map(_call, (namespace.clear, _partial(namespace.update, fresh))), 0)
+        refill: functools.partial[collections.deque] = _partial(_deque, map(_call, (namespace.clear, _partial(namespace.update, fresh))), 0)
         return refill, function(code_for(_len(args), names), namespace)
 
     return module, make, first

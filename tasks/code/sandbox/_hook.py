@@ -146,7 +146,8 @@ def make_text():
         if (t is _tuple or t is _list) and depth < 2:
             parts = [text(item, depth + 1) for item in value[:8]]
             return "(" + ", ".join(parts) + (", ..." if _len(value) > 8 else "") + ")"
-        return "<" + qualname(t)[:60] + ">"
+        name = qualname(t)  # a class's `__qualname__` may be a str subclass of its own (red team sandbox12 `j2`)
+        return "<" + (name[:60] if _type(name) is _str else "?") + ">"
 
     return text
 

@@ -358,6 +358,10 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # `__eq__` runs there with no frame of the jail's below it: red team sandbox11 `k1`).
     sys_names = sys.__dict__
     hooks_seen: list[object] = []  # `sys.excepthook` as the step before each reply read it, from C
+    # What the reply step met of the candidate's (the outcome, every value the encoder met, the
+    # hook it read), emptied from C once the reply is sent: another thread of the candidate's can
+    # drop its own references meanwhile, and the jail's last one must not be let go of in its frame.
+    kept: list[object] = []
     qualname = type.__dict__["__qualname__"].__get__
     _system_exit = SystemExit
     next_request = _requests(request_fd)
@@ -485,7 +489,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             isolation.append("bare_stack")
         send(["isolation", isolation])
         state.update(job=job, audit=audit, seal=_seal, seal_event=_seal_event, excepthook=sys.excepthook)
-        state["encode"], state["reset"] = _wire.encoder()
+        state["encode"], state["reset"] = _wire.encoder(kept)
         namespace = _look_ordinary(main_path, start)
         entry_lookup.append((namespace, job["entry_point"]))
         try:
@@ -551,6 +555,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     def _reply():
         """Send the reply to the call just made, then check the seal."""
         call_id = current_call[0]
+        kept.extend(outcome)
+        kept.extend(hooks_seen)
         if len(outcome) == 2 and outcome[0] is True:
             answer = ["return", call_id, state["encode"](outcome[1])]
         elif len(outcome) == 3 and outcome[0] is False:
@@ -577,7 +583,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # Before each reply, `sys.excepthook` is read from C (`read_hook`, a step of its own with the
     # test file's frame below it): a key of the candidate's in `sys.__dict__` runs there.
     read_hook = functools.partial(next, map(hooks_seen.append, map(dict.get, itertools.repeat(sys_names), itertools.repeat("excepthook"))))
-    report = _gate.opaque((read_hook, _gate.shielded(guarded(_report))), report_name)
+    report = _gate.opaque((read_hook, _gate.shielded(guarded(_report)), kept.clear), report_name)
     next_case = _gate.opaque((_gate.shielded(guarded(_next_case)),), next_name)
     wait = _gate.opaque((wait_for_request,), wait_name)
     upcoming: list[object] = []  # the next module code to run (the first steps, then each call's)

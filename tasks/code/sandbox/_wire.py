@@ -106,15 +106,20 @@ class WireError(ValueError):
     """A record or value that is not well-formed, or over a bound."""
 
 
-def encoder():
+def encoder(keep=None):
     """(encode, reset): `encode(value)` tags a value; `reset()` restores the item budget.
 
     Bound methods and types are captured here, before any candidate code runs, so patching
-    builtins later changes nothing."""
+    builtins later changes nothing. In the jail, `keep` is a list every value met is added to, which
+    the jail empties from C once the reply is sent: another thread of the candidate's that replaced
+    an item of the answer while it was encoded left the encoder holding its last reference, and its
+    `__del__` ran on the jail's frames (red team sandbox12 `e1`). Nothing met is looked up by hash
+    or sliced unless its type is exact (a type's metaclass `__hash__` ran in `kinds.get`, `e5`)."""
     _type, _len, _hex, _repr_float = type, len, hex, float.__repr__
     qualname = type.__dict__["__qualname__"].__get__  # C-level: a metaclass cannot lie through it
     _int, _float, _str, _bool, _none, _bytes = int, float, str, bool, type(None), bytes
-    kinds: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
+    _tuple, _set, _frozenset = tuple, set, frozenset
+    hold = keep.append if keep is not None else (lambda value: None)
     _dict = dict
     _issubclass, _list = issubclass, list
     # A subclass of a builtin (a namedtuple, OrderedDict, Counter, IntEnum, numpy's float64) is
@@ -135,6 +140,7 @@ def encoder():
     budget = [0]
 
     def encode(value, depth=0):
+        hold(value)
         budget[0] += 1
         if depth > MAX_DEPTH or budget[0] > MAX_ITEMS:
             return ["x"]
@@ -153,7 +159,7 @@ def encoder():
             return ["n"]
         if t is _bytes:
             return ["y", value.hex()] if _len(value) <= MAX_TEXT else ["x"]
-        kind = kinds.get(t)
+        kind = "l" if t is _list else "t" if t is _tuple else "S" if t is _set else "F" if t is _frozenset else None
         if kind is not None:
             return [kind, [encode(item, depth + 1) for item in value]]
         if t is _dict:
@@ -166,7 +172,8 @@ def encoder():
                 return [container_kind, [encode(item, depth + 1) for item in _list(members(value))]]
         if _issubclass(t, _dict):
             return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in _list(dict.items(value))]]
-        return ["o", qualname(t)[:200]]
+        name = qualname(t)  # a str subclass of the candidate's may be a class's `__qualname__`
+        return ["o", name[:200] if _type(name) is _str else "<unprintable>"]
 
     def reset():
         budget[0] = 0

@@ -667,3 +667,62 @@ def probe():
 def test_the_caller_and_the_collector_hold_nothing_of_the_jails_during_a_call() -> None:
     result = run_tests(LEFTOVERS, "def check(candidate):\n    assert candidate() == [[], [[]]]\n", "probe", FAST)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+
+
+# Red team sandbox12: the jail's reply and the judge ran the candidate's code by the protocol
+# calls they made on its objects: the reply encoder looked the answer's type up in a dict, which
+# ran its metaclass's `__hash__` (`e5`: from `_reply`'s frame it took the jail's state); the
+# judge's description of an event's argument sliced its class's `__qualname__`, a str subclass of
+# the candidate's (`j2`: its `__getitem__` raised MemoryError and the refused spawn left no
+# record); and threads of the candidate's that replaced the answer's items while it was encoded
+# left the encoder with their last references, whose `__del__` ran on the jail's frames (`e1`).
+PROTOCOL_CALLS = NOTES_FRAMES + """
+import subprocess, threading
+class _Meta(type):
+    def __hash__(cls):
+        _note_frames(sys._getframe(0))
+        return type.__hash__(cls)
+    __eq__ = type.__eq__
+class _Int(int, metaclass=_Meta):
+    pass
+class _Name(str):
+    def __getitem__(self, index):
+        _note_frames(sys._getframe(0))
+        return str.__getitem__(self, index)
+class _Named:
+    pass
+_Named.__qualname__ = _Name("_Named")
+class _Noting(int):
+    def __del__(self):
+        if threading.get_ident() == _MAIN:
+            _note_frames(sys._getframe(0))
+_MAIN, _LAST = threading.get_ident(), [None]
+def _churn():
+    while True:
+        answer = _LAST[0]
+        if answer is not None:
+            for index in range(len(answer) - 1):
+                try:
+                    answer[index] = tuple(_Noting(x) for x in range(3))
+                except IndexError:
+                    pass
+sys.setswitchinterval(1e-6)
+for _ in range(4):
+    threading.Thread(target=_churn, daemon=True).start()
+def probe(spawn):
+    if spawn:
+        try:
+            subprocess.Popen([_Named()])
+        except (PermissionError, OSError):
+            pass
+    answer = [tuple(_Noting(x) for x in range(3)) for _ in range(20)] + [_Int(1)]
+    _LAST[0] = answer
+    return [sorted(SEEN), answer]
+"""
+
+
+def test_the_reply_and_the_judge_run_no_protocol_call_of_the_candidates() -> None:
+    test = "def check(candidate):\n    for index in range(30):\n        candidate(index == 0)\n    assert candidate(False) == [[], [(0, 1, 2)] * 20 + [1]]\n"
+    result = run_tests(PROTOCOL_CALLS, test, "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 20.0, "cpu_s": 15}))
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+    assert [event["kind"] for event in result.audit_events] == ["process_spawn"], result.audit_events

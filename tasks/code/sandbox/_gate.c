@@ -310,8 +310,10 @@ static int route_observers(void) {
                                  (PyCFunction *)&real_enable) < 0 ||
                  route_attribute(tracemalloc, "start", METH_FASTCALL, (PyCFunction)(void (*)(void))tracemalloc_start_refused,
                                  (PyCFunction *)&real_tracemalloc_start) < 0;
-    Py_XDECREF(faulthandler);
-    Py_XDECREF(tracemalloc);
+    /* Kept, not let go of: cut from `sys.modules` with the rest of the set-up's imports, they were
+     * garbage a collection under `gc.DEBUG_SAVEALL` showed the candidate (red team sandbox11 `t2`). */
+    static PyObject *kept_modules[2];
+    kept_modules[0] = faulthandler, kept_modules[1] = tracemalloc;
     return failed ? -1 : 0;
 }
 

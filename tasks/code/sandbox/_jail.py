@@ -499,10 +499,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             return
         loading.append(_unstacked(types.FunctionType(program, namespace)))
         load_ends.append(True)  # the marker `load` sets once the program has run to its end
-        # What the set-up let go of (the modules cut from `sys.modules`, the gate's imports) is
-        # collected now: `gc.set_debug(DEBUG_SAVEALL)` at load found the `faulthandler` module in
-        # `gc.garbage`, where a plain python3 collects nothing (red team sandbox11 `t2`).
-        gc.collect()
+        # What the set-up let go of (the modules cut from `sys.modules`) is collected now, the young
+        # generations only (the fork server's own objects are old, and a full collection of them
+        # cost each jail milliseconds): `gc.set_debug(DEBUG_SAVEALL)` at load found the gate's
+        # `faulthandler` import in `gc.garbage`, where a plain python3 collects nothing (red team
+        # sandbox11 `t2`; the gate now keeps its imports).
+        gc.collect(1)
 
     def text_of(error_text):
         return _safe_text(error_text) if _type(error_text) is _str else "<unprintable>"

@@ -744,7 +744,13 @@ static PyObject *shielded_call(PyObject *self, PyObject *unused) {
         release_handlers();
         return NULL;
     }
+    /* The jail's code gets the judge's headroom too: at a recursion limit the candidate set low
+     * (12), its reply failed and ended the jail where a plain python3 passes (red team sandbox13
+     * `h12`). */
+    PyThreadState *thread = PyThreadState_Get();
+    thread->recursion_remaining += JUDGE_HEADROOM;
     PyObject *returned = PyObject_CallNoArgs(self);
+    thread->recursion_remaining -= JUDGE_HEADROOM;
     release_handlers();
     return returned;
 }

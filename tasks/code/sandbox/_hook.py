@@ -155,7 +155,9 @@ def make_text():
 def _make_realpath():
     """os.path.realpath (non-strict) from C functions only: the library version looks names up in
     module globals at call time, which a candidate could replace to run its code inside the hook."""
-    _lstat, _readlink, _getcwd, _os_error = os.lstat, os.readlink, os.getcwd, OSError
+    # ValueError too: a path with a NUL byte (`shutil.rmtree` raises its event before it converts
+    # its argument; red team sandbox13 `h2`: the hook's own failure ended an honest run).
+    _lstat, _readlink, _getcwd, _os_error = os.lstat, os.readlink, os.getcwd, (OSError, ValueError)
     link_mode, type_mask = 0o120000, 0o170000
 
     def realpath(path):
@@ -261,7 +263,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     diverted_status, seal_event = DIVERTED_STATUS, SEAL_EVENT
 
     _lstat, code_type = os.lstat, _type(make_text.__code__)
-    _absent = (FileNotFoundError, NotADirectoryError)
+    _absent = (FileNotFoundError, NotADirectoryError, ValueError)  # ValueError: a NUL byte names nothing
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE
     sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
@@ -511,7 +513,10 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         own = (co.co_code, co.co_filename, co.co_name, co.co_argcount, co.co_posonlyargcount, co.co_kwonlyargcount,
                co.co_nlocals, co.co_stacksize, co.co_flags | 0x100)
         for given, expected in _zip(args, own):
-            if _type(given) is not _type(expected) or given != expected:
+            # Compared only as exact builtins: a code object compiled with a str subclass of the
+            # candidate's as its file name ran its `__ne__` here (red team sandbox13 `n2`).
+            kind = _type(given)
+            if kind is not _type(expected) or not (kind is _str or kind is _bytes or kind is _int) or given != expected:
                 return False
         if _len(coroutine_calls) >= 10_000:
             return False
@@ -635,7 +640,8 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         the recorders and wrappers the candidate can reach, whose code must stay the jail's."""
         if _type(function) is not function_type:
             return False
-        return code_of(function).co_filename.startswith(sandbox_dir)
+        name = code_of(function).co_filename  # a str subclass's `startswith` is the candidate's (sandbox13 `n1`)
+        return _type(name) is _str and name.startswith(sandbox_dir)
 
     return _sealed(judge, record, exit_now, diverted_status, pthread_sigmask, SIG_BLOCK, SIG_SETMASK, every_signal, pending)
 

@@ -526,7 +526,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
             # program's load as it would end `python main.py`: what it defined so far stays.
         state["seal"](state["seal_event"])
         job = state["job"]
-        entry = entries[0] if entries else None
+        entry = entries.pop() if entries else None  # held by `state` alone from here (a plain runner holds no more)
         if not callable(entry):
             send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
             _exit(0)
@@ -737,7 +737,7 @@ def _caller(workdir, variant, outcome, steps):
             fresh["a" + _str(index)] = args[index]
         for index, name in enumerate(names):
             fresh["k" + _str(index)] = kwargs[name]
-        refill: functools.partial[collections.deque] = _partial(_deque, map(_call, (namespace.clear, _partial(namespace.update, fresh))), 0)
+        refill: functools.partial[collections.deque] = _partial(_deque, map(_call, (namespace.clear, _partial(namespace.update, fresh), fresh.clear)), 0)
         return refill, function(code_for(_len(args), names), namespace)
 
     return module, make, first

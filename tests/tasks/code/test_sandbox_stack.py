@@ -726,3 +726,52 @@ def test_the_reply_and_the_judge_run_no_protocol_call_of_the_candidates() -> Non
     result = run_tests(PROTOCOL_CALLS, test, "probe", SandboxLimits(**{**FAST.__dict__, "wall_s": 20.0, "cpu_s": 15}))
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
     assert [event["kind"] for event in result.audit_events] == ["process_spawn"], result.audit_events
+
+
+# Red team sandbox13 `n1`, `n2`: a code object compiled with a str subclass of the candidate's as
+# its file name; the judge compared its fields (`types.coroutine`'s exemption) and tested whether
+# it was the sandbox's (`startswith`), running the subclass's `__ne__` and `startswith` on its
+# frames. Only exact builtins are compared now.
+FILE_NAME_OF_ITS_OWN = NOTES_FRAMES + """
+import types
+class _Name(str):
+    def __ne__(self, other):
+        _note_frames(sys._getframe(0))
+        return str.__ne__(self, other)
+    def startswith(self, *args):
+        _note_frames(sys._getframe(0))
+        return str.startswith(self, *args)
+    __hash__ = str.__hash__
+_space = {}
+exec(compile("def gen():\\n    yield 1\\ndef plain():\\n    pass\\n", _Name("lib.py"), "exec"), _space)
+try:
+    types.coroutine(_space["gen"])  # not the library's own code object: no exemption, refused
+except PermissionError:
+    pass
+_space["plain"].__defaults__ = ()
+def probe():
+    return sorted(SEEN)
+"""
+
+
+def test_a_code_objects_own_file_name_runs_nothing_in_the_judge() -> None:
+    result = run_tests(FILE_NAME_OF_ITS_OWN, "def check(candidate):\n    assert candidate() == []\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
+    assert [event["kind"] for event in result.audit_events] == ["code_patch"], result.audit_events
+
+
+# Honest programs the sandbox's own code failed on (red team sandbox13): `shutil.rmtree` of a path
+# with a NUL byte and `ignore_errors` (its event comes before the path is converted, and the
+# judge's `lstat` raised ValueError, which ended the jail: `h2`), and a recursion limit set low, at
+# which the jail's reply ran out of depth (`h12`: 12 failed, 20 passed; a plain python3 passes at 6).
+@pytest.mark.parametrize(
+    "start",
+    ["import shutil\nshutil.rmtree('build\\x00old', ignore_errors=True)\n", "import sys\nsys.setrecursionlimit(12)\n"],
+    ids=["rmtree_of_a_nul_path", "recursion_limit_of_twelve"],
+)
+def test_an_honest_program_the_sandboxs_own_code_failed_on_passes(start: str) -> None:
+    program = start + "def probe(items):\n    return sorted(items)[-2:]\n"
+    test = "def check(candidate):\n    assert candidate([3, 1, 2]) == [2, 3]\n    assert candidate([[1], [0]]) == [[0], [1]]\n"
+    result = run_tests(program, test, "probe", FAST)
+    assert result.passed, result.reason
+    assert result.audit_events == (), result.audit_events

@@ -378,13 +378,13 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     entries: list[object] = []  # what the namespace holds under that name (looked up from C)
     outcome: list[object] = []  # the last call's: [True, value] or [False, error, its text]
     # What the jail's own code between calls would let go of that may be the candidate's (its
-    # `sys.excepthook` replaced, what it put in `sys.modules` under the test module's name), let
-    # go of from C instead, with `outcome` (`_next_call`'s chains): a `__del__` or weak-reference
-    # callback of the candidate's then runs with no frame of the jail's below it.
+    # `sys.excepthook` replaced), let go of from C instead (each call's chain, `_next_case`): a
+    # `__del__` or weak-reference callback of the candidate's then runs with no frame of the
+    # jail's below it.
     dropped: list[object] = []
     state: dict[str, Any] = {}
-    # Waits for the next request in C, between two callbacks: a signal handler that runs while the
-    # jail waits is handed no frame (None), not one of the jail's.
+    # The wait for the next request, in C (`poll`), a step the test file's module code makes: a
+    # signal handler that runs while the jail waits is handed that file's frame.
     requests_ready = select.poll()
     requests_ready.register(request_fd, select.POLLIN)
     call = operator.methodcaller("__call__")

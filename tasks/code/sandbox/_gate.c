@@ -37,7 +37,7 @@
  *
  * Nor does the candidate see the sandbox's Python code run: faulthandler's dumps and tracemalloc's
  * traces, which read the frames of every thread with no audit event, are routed through wrappers
- * (`route_observers`), and the recursion depth the candidate has left is a plain python3's
+ * (`ROUTES`), and the recursion depth the candidate has left is a plain python3's
  * (`unstacked`, and the judge's headroom, `JUDGE_HEADROOM`).
  */
 #define PY_SSIZE_T_CLEAN
@@ -119,10 +119,6 @@ static int route_function(PyObject *function, int flags, PyCFunction wrapper, Py
     return 0;
 }
 
-static int route(const char *name, PyCFunction wrapper, PyCFunction *real) {
-    return route_function(PySys_GetObject(name), METH_O, wrapper, real);
-}
-
 /* The collector is off while the judge or the jail's own code runs, on any thread (a collection
  * their allocations set off would run the candidate's finalizers and `gc.callbacks` on their
  * frames). `gc.enable()` from another thread of the candidate's meanwhile (the judge lets the GIL
@@ -147,23 +143,6 @@ static PyObject *gc_disable_kept(PyObject *self, PyObject *unused) {
 static PyObject *gc_isenabled_kept(PyObject *self, PyObject *unused) { return PyBool_FromLong(collector_wanted); }
 
 static PyCFunction real_gc_enable, real_gc_disable, real_gc_isenabled; /* replaced; the wrappers call PyGC_* */
-
-static int route_collector(void) {
-    PyObject *gc = PyImport_ImportModule("gc");
-    if (gc == NULL) return -1;
-    PyObject *enable = PyObject_GetAttrString(gc, "enable"), *disable = PyObject_GetAttrString(gc, "disable"),
-             *isenabled = PyObject_GetAttrString(gc, "isenabled");
-    Py_DECREF(gc);
-    int failed = route_function(enable, METH_NOARGS, gc_enable_kept, &real_gc_enable) < 0 ||
-                 route_function(disable, METH_NOARGS, gc_disable_kept, &real_gc_disable) < 0 ||
-                 route_function(isenabled, METH_NOARGS, gc_isenabled_kept, &real_gc_isenabled) < 0;
-    Py_XDECREF(enable);
-    Py_XDECREF(disable);
-    Py_XDECREF(isenabled);
-    collector_wanted = PyGC_IsEnabled();
-    return failed ? -1 : 0;
-}
-
 /* `collector_holds` counts the threads in the judge or the jail's own code (each hold is one, made
  * and let go of with the GIL), so it is also what `dump_traceback_waiting` waits out; `own_holds`
  * are the calling thread's own among them. */
@@ -268,54 +247,20 @@ static PyObject *dump_traceback_waiting(PyObject *self, PyObject *args, PyObject
     return returned;
 }
 
-static PyObject *dump_later_refused(PyObject *self, PyObject *args, PyObject *kwargs) {
-    if (PySys_Audit("faulthandler.dump_traceback_later", NULL) < 0) return NULL;
-    return real_dump_later(self, args, kwargs);
-}
-
-static PyObject *register_refused(PyObject *self, PyObject *args, PyObject *kwargs) {
-    if (PySys_Audit("faulthandler.register", NULL) < 0) return NULL;
-    return real_register(self, args, kwargs);
-}
-
-static PyObject *tracemalloc_start_refused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (PySys_Audit("tracemalloc.start", NULL) < 0) return NULL;
-    return real_tracemalloc_start(self, args, nargs);
-}
-
-static PyObject *enable_refused(PyObject *self, PyObject *args, PyObject *kwargs) {
-    if (PySys_Audit("faulthandler.enable", NULL) < 0) return NULL;
-    return real_enable(self, args, kwargs);
-}
-
-/* The C function of `module.name`, checked to be of the kind `flags` says, made to call `wrapper`. */
-static int route_attribute(PyObject *module, const char *name, int flags, PyCFunction wrapper, PyCFunction *real) {
-    PyObject *function = PyObject_GetAttrString(module, name);
-    int failed = route_function(function, flags, wrapper, real);
-    Py_XDECREF(function);
-    return failed;
-}
-
-static int route_observers(void) {
-    PyObject *faulthandler = PyImport_ImportModule("faulthandler"), *tracemalloc = PyImport_ImportModule("_tracemalloc");
-    const int keywords = METH_VARARGS | METH_KEYWORDS;
-    int failed = faulthandler == NULL || tracemalloc == NULL ||
-                 route_attribute(faulthandler, "dump_traceback", keywords, (PyCFunction)(void (*)(void))dump_traceback_waiting,
-                                 (PyCFunction *)&real_dump_traceback) < 0 ||
-                 route_attribute(faulthandler, "dump_traceback_later", keywords, (PyCFunction)(void (*)(void))dump_later_refused,
-                                 (PyCFunction *)&real_dump_later) < 0 ||
-                 route_attribute(faulthandler, "register", keywords, (PyCFunction)(void (*)(void))register_refused,
-                                 (PyCFunction *)&real_register) < 0 ||
-                 route_attribute(faulthandler, "enable", keywords, (PyCFunction)(void (*)(void))enable_refused,
-                                 (PyCFunction *)&real_enable) < 0 ||
-                 route_attribute(tracemalloc, "start", METH_FASTCALL, (PyCFunction)(void (*)(void))tracemalloc_start_refused,
-                                 (PyCFunction *)&real_tracemalloc_start) < 0;
-    /* Kept, not let go of: cut from `sys.modules` with the rest of the set-up's imports, they were
-     * garbage a collection under `gc.DEBUG_SAVEALL` showed the candidate (red team sandbox11 `t2`). */
-    static PyObject *kept_modules[2];
-    kept_modules[0] = faulthandler, kept_modules[1] = tracemalloc;
-    return failed ? -1 : 0;
-}
+/* A wrapper that raises `event` (refused and recorded by the judge) before it calls `real`. */
+#define REFUSED(wrapper, event, real, parameters, arguments)                      \
+    static PyObject *wrapper parameters {                                         \
+        if (PySys_Audit(event, NULL) < 0) return NULL;                            \
+        return real arguments;                                                    \
+    }
+REFUSED(dump_later_refused, "faulthandler.dump_traceback_later", real_dump_later,
+        (PyObject *self, PyObject *args, PyObject *kwargs), (self, args, kwargs))
+REFUSED(register_refused, "faulthandler.register", real_register, (PyObject *self, PyObject *args, PyObject *kwargs),
+        (self, args, kwargs))
+REFUSED(enable_refused, "faulthandler.enable", real_enable, (PyObject *self, PyObject *args, PyObject *kwargs),
+        (self, args, kwargs))
+REFUSED(tracemalloc_start_refused, "tracemalloc.start", real_tracemalloc_start,
+        (PyObject *self, PyObject *const *args, Py_ssize_t nargs), (self, args, nargs))
 
 static unsigned long fnv(const char *text) {
     unsigned long hash = 1469598103934665603UL;
@@ -580,14 +525,6 @@ static PyObject *interrupt_main_held(PyObject *self, PyObject *args) {
     return real_interrupt_main(self, args);
 }
 
-static int route_interrupt_main(void) {
-    PyObject *thread = PyImport_ImportModule("_thread");
-    if (thread == NULL) return -1;
-    int failed = route_attribute(thread, "interrupt_main", METH_VARARGS, interrupt_main_held, &real_interrupt_main);
-    Py_DECREF(thread);
-    return failed;
-}
-
 /* The exception being raised, made as one a C function raises: no traceback (the judge's frames
  * were in it, and `tb_next`/`tb_lineno`, which raise no audit event, read their count and lines:
  * red team sandbox10 `r1`), no cause, and as its context what the candidate was handling, not
@@ -690,6 +627,46 @@ static int add_name(PyObject *name) {
     return 0;
 }
 
+/* Every C function the gate routes through a wrapper of its own (`route_function`: their method
+ * definitions' C function, so every reference to them, wherever the candidate took it, is the
+ * same object). Their modules are kept here: cut from `sys.modules` with the rest of the set-up's
+ * imports, `faulthandler` was garbage that a collection under `gc.DEBUG_SAVEALL` showed the
+ * candidate (red team sandbox11 `t2`). */
+#define WRAPPER(function) ((PyCFunction)(void (*)(void))(function))
+#define KEYWORDS (METH_VARARGS | METH_KEYWORDS)
+static const struct {
+    const char *module, *name;
+    int flags;
+    PyCFunction wrapper;
+    PyCFunction *real;
+} ROUTES[] = {
+    {"sys", "settrace", METH_O, settrace_noted, &real_settrace},
+    {"sys", "setprofile", METH_O, setprofile_noted, &real_setprofile},
+    {"gc", "enable", METH_NOARGS, gc_enable_kept, &real_gc_enable},
+    {"gc", "disable", METH_NOARGS, gc_disable_kept, &real_gc_disable},
+    {"gc", "isenabled", METH_NOARGS, gc_isenabled_kept, &real_gc_isenabled},
+    {"faulthandler", "dump_traceback", KEYWORDS, WRAPPER(dump_traceback_waiting), (PyCFunction *)&real_dump_traceback},
+    {"faulthandler", "dump_traceback_later", KEYWORDS, WRAPPER(dump_later_refused), (PyCFunction *)&real_dump_later},
+    {"faulthandler", "register", KEYWORDS, WRAPPER(register_refused), (PyCFunction *)&real_register},
+    {"faulthandler", "enable", KEYWORDS, WRAPPER(enable_refused), (PyCFunction *)&real_enable},
+    {"_tracemalloc", "start", METH_FASTCALL, WRAPPER(tracemalloc_start_refused), (PyCFunction *)&real_tracemalloc_start},
+    {"_thread", "interrupt_main", METH_VARARGS, interrupt_main_held, &real_interrupt_main},
+};
+#define ROUTE_COUNT (sizeof ROUTES / sizeof ROUTES[0])
+static PyObject *routed_modules[ROUTE_COUNT];
+
+static int route_all(void) {
+    for (size_t i = 0; i < ROUTE_COUNT; i++) {
+        PyObject *module = routed_modules[i] = PyImport_ImportModule(ROUTES[i].module);
+        PyObject *function = module == NULL ? NULL : PyObject_GetAttrString(module, ROUTES[i].name);
+        int failed = route_function(function, ROUTES[i].flags, ROUTES[i].wrapper, ROUTES[i].real);
+        Py_XDECREF(function);
+        if (failed) return -1;
+    }
+    collector_wanted = PyGC_IsEnabled();
+    return 0;
+}
+
 /* install(judge, pending, names, prefixes, namespaces, sandbox_dir, inside, pid) */
 static PyObject *g_install(PyObject *self, PyObject *args) {
     PyObject *judge, *pending, *names, *prefixes, *namespaces, *sandbox_dir, *inside;
@@ -725,8 +702,7 @@ static PyObject *g_install(PyObject *self, PyObject *args) {
     Py_INCREF(judge), Py_INCREF(pending), Py_INCREF(namespaces), Py_INCREF(sandbox_dir);
     gate.judge = judge, gate.pending = pending, gate.namespaces = namespaces;
     gate.sandbox_dir = sandbox_dir, gate.pid = pid;
-    if (route("settrace", settrace_noted, &real_settrace) < 0 || route("setprofile", setprofile_noted, &real_setprofile) < 0 ||
-        route_collector() < 0 || route_observers() < 0 || route_interrupt_main() < 0)
+    if (route_all() < 0)
         return NULL;
     main_thread = PyThread_get_thread_ident();
     gate.installed = 1; /* before the hook: its own addition raises an event */
@@ -761,8 +737,8 @@ static PyMethodDef shielded_def = {"shielded", shielded_call, METH_NOARGS, NULL}
  * recursion depth of the Python frames on the stack only: the jail's C chains below it
  * (`_jail.life`: the after-fork callback, `deque`, `map`, `partial`, this function) took levels of
  * the candidate's limit, 3 at the load and 7 in a call, where in a plain python3 the frames it
- * sees and the depth it has left add up to the limit. The levels given back are taken again after, by difference, so a limit
- * the candidate set meanwhile holds as set. */
+ * sees and the depth it has left add up to the limit. The levels given back are taken again
+ * after, by difference, so a limit the candidate set meanwhile holds as set. */
 static PyObject *unstacked_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyThreadState *thread = PyThreadState_Get();
     int frames = 0;

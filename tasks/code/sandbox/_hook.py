@@ -103,7 +103,7 @@ _FILE_CHANGE = frozenset(
 _INTROSPECTION = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _HOOKS = frozenset({"sys.addaudithook", "sys.settrace", "sys.setprofile"})
 # Raised by the gate's wrappers of what would record the frames of the sandbox's own code, at an
-# instant the candidate picks and with no event of CPython's (`_gate.c`, `route_observers`).
+# instant the candidate picks and with no event of CPython's (`_gate.c`, `ROUTES`).
 OBSERVERS = frozenset({"faulthandler.dump_traceback_later", "faulthandler.register", "faulthandler.enable", "tracemalloc.start"})
 # The audited attribute reads (`object.__getattr__`, CPython 3.11's READ_RESTRICTED members) that
 # hand out a frame; `f_back` raises no event (see docs/sandbox.md, Confinement).

@@ -369,13 +369,18 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     # The program's module code as a function of its namespace, once set up: called, it runs as
     # `exec(code, namespace)` would (CPython 3.11 runs code that is not a function's with its
     # globals as locals), with no `exec` call, which is a C function's recursion level and an event.
+    # Neither it nor anything else of the jail's holds the namespace once the program is loaded,
+    # nor the entry point during a call: `sys.getrefcount` shows each reference, with no audit
+    # event (red team sandbox13 `t2`, `t3`: the namespace read 6 at load where `python3 main.py`
+    # reads 4, the entry point 6 in a call where a test file that imports it reads 4).
     loading: list[object] = []
+    load_functions: list[object] = []  # the same function, whose namespace C reads the entry point from
     loaded_marker: list[bool] = []  # set from C right after the program, only if it finished
     load_ends: list[bool] = []  # what `load` puts in it then: nothing where the program did not compile
     load_errors: list[object] = []  # what ended the load, if it raised (`_gate.catching`, in C)
     load_texts: list[object] = []  # its text (`str`, called from C, the candidate's `__str__` too)
-    entry_lookup: list[tuple[dict, str]] = []  # (the program's namespace, the entry point's name)
-    entries: list[object] = []  # what the namespace holds under that name (looked up from C)
+    entry_names: list[str] = []
+    entries: list[object] = []  # what the namespace holds under that name (looked up from C), until the first call
     outcome: list[object] = []  # the last call's: [True, value] or [False, error, its text]
     # What the jail's own code between calls would let go of that may be the candidate's (its
     # `sys.excepthook` replaced), let go of from C instead (each call's chain, `_next_case`): a
@@ -491,13 +496,14 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         state.update(job=job, audit=audit, seal=_seal, seal_event=_seal_event, excepthook=sys.excepthook)
         state["encode"], state["reset"] = _wire.encoder(kept)
         namespace = _look_ordinary(main_path, start)
-        entry_lookup.append((namespace, job["entry_point"]))
+        entry_names.append(job["entry_point"])
         try:
             program = compile(job["program"], main_path, "exec")
         except BaseException as error:  # noqa: B036 (a SyntaxError is the candidate's failure to load)
             load_errors.append(error)
             return
-        loading.append(_unstacked(types.FunctionType(program, namespace)))
+        load_functions.append(types.FunctionType(program, namespace))
+        loading.append(_unstacked(load_functions[0]))
         load_ends.append(True)  # the marker `load` sets once the program has run to its end
         # What the set-up let go of (the modules cut from `sys.modules`) is collected now, the young
         # generations only (the fork server's own objects are old, and a full collection of them
@@ -524,13 +530,16 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
                 _exit(0)
             # A clean exit at load (unittest.main(), sys.exit() after a __main__ block) ends the
             # program's load as it would end `python main.py`: what it defined so far stays.
+            # What ended it holds the program's frame, and so its namespace: let go of from C.
+            dropped.extend(load_errors)
+            dropped.extend(load_texts)
+            load_errors.clear()
+            load_texts.clear()
         state["seal"](state["seal_event"])
         job = state["job"]
-        entry = entries.pop() if entries else None  # held by `state` alone from here (a plain runner holds no more)
-        if not callable(entry):
+        if not entries or not callable(entries[0]):  # `callable` reads a slot: no code of the candidate's
             send(["abort", "entry_point", "NameError", f"no function {job['entry_point']!r} after loading the program"])
             _exit(0)
-        state["entry"] = entry
         hooks_seen.clear()
         state["ready"] = True
         send(["ready"])
@@ -546,8 +555,11 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         current_call[0] = call_id
         state["reset"]()
         # No `exec` (an audited event) per call; run with the depth of its frames only (`unstacked`).
-        refill, made = state["make_call"](state["entry"], tuple(_decode(args)), _decode(kwargs))
-        upcoming.append(_partial(_deque, map(call, (refill, _unstacked(made), dropped.clear)), 0))
+        # The entry point is handed from the load to the test module at the first call, and read
+        # from the test module's namespace after (from C): only the program's and the test
+        # module's namespaces hold it then, as when a test file imports it.
+        refill, made = state["make_call"](entries.pop if entries else None, tuple(_decode(args)), _decode(kwargs))
+        upcoming.append(_partial(_deque, map(call, (_unstacked(refill), _unstacked(made), dropped.clear)), 0))
 
     def _report():
         """The load's outcome (abort, or "ready") at the first step, and the reply to the call just
@@ -605,7 +617,9 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     read_texts: functools.partial[collections.deque] = _partial(_deque, map(load_texts.append, map(_str, load_errors)), 0)
     # The entry point, looked up from C too: a key of the candidate's that equals its name (a str
     # subclass with its own `__eq__`) runs with no frame of the jail's below it.
-    read_entry: functools.partial[collections.deque] = _partial(_deque, map(entries.append, itertools.starmap(dict.get, entry_lookup)), 0)
+    # The load's function is let go of then, and with it the jail's last hold on the namespace.
+    found = map(entries.append, map(dict.get, map(operator.attrgetter("__globals__"), load_functions), entry_names))
+    read_entry: functools.partial[collections.deque] = _partial(_deque, itertools.chain(found, map(call, (load_functions.clear, loading.clear))), 0)
 
     # The loop: each module code in turn, the first steps, then each call's.
     loop: functools.partial[collections.deque] = functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0)
@@ -683,7 +697,7 @@ except BaseException as error:
 
 
 def _caller(workdir, variant, outcome, steps):
-    """(module, make, first): the test module; `make(entry, args, kwargs)`, the call to make: the
+    """(module, make, first): the test module; `make(take_entry, args, kwargs)`, the call to make: the
     test file's module code for the call's shape (compiled once per shape, the file on disk
     rewritten to it whenever the shape changes), as a function whose globals are the test module's
     namespace, holding the entry point, the outcome list, the steps (`steps`: the reply, the wait,
@@ -723,13 +737,16 @@ def _caller(workdir, variant, outcome, steps):
     on_disk[0] = "first"
     first = function(compile(first_source, path, "exec"), namespace)
 
-    def make(entry, args, kwargs):
+    def make(take_entry, args, kwargs):
         """The call's module code, and what sets the namespace up for it: cleared and filled from
         C right before it runs (`refill`), since what the candidate left in it (a value with a
         `__del__`, a key with an `__eq__`) would run in the jail's frame were it replaced here (red
-        team sandbox11 `f1`, `f2`: a `__del__` run in `make` took the jail's state)."""
+        team sandbox11 `f1`, `f2`: a `__del__` run in `make` took the jail's state). The entry
+        point is what `take_entry` gives, called from C, or else what the namespace holds under
+        its name (as a test file's global, which the candidate may rebind as it may in a plain run)."""
         fresh = _dict(base)
-        fresh[entry_name] = entry
+        take = _partial(namespace.get, entry_name) if take_entry is None else take_entry
+        keep_entry = _partial(_deque, map(fresh.__setitem__, (entry_name,), map(_call, (take,))), 0)
         names = _tuple(kwargs)
         if not all(_type(name) is _str and name.isidentifier() for name in names):
             names = ()  # not passable by name in source: none of the parent's tests needs it
@@ -737,7 +754,9 @@ def _caller(workdir, variant, outcome, steps):
             fresh["a" + _str(index)] = args[index]
         for index, name in enumerate(names):
             fresh["k" + _str(index)] = kwargs[name]
-        refill: functools.partial[collections.deque] = _partial(_deque, map(_call, (namespace.clear, _partial(namespace.update, fresh), fresh.clear)), 0)
+        refill: functools.partial[collections.deque] = _partial(
+            _deque, map(_call, (keep_entry, namespace.clear, _partial(namespace.update, fresh), fresh.clear)), 0
+        )
         return refill, function(code_for(_len(args), names), namespace)
 
     return module, make, first

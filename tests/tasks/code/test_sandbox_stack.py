@@ -414,6 +414,30 @@ def test_an_argument_is_handed_over_as_a_literal_call_hands_it() -> None:
     assert result.passed, (result.reason, [case.returned for case in result.cases])
 
 
+# Red team sandbox13 `t2`, `t3`: the jail's own references showed in `sys.getrefcount`, with no
+# audit event: the entry point read 6 (then 5) during a call where a test file that imports it
+# reads 4, and the program's namespace 6 (then 5) at load where `python3 main.py` reads 4.
+REFERENCES = """
+import sys
+AT_LOAD = sys.getrefcount(globals())
+def probe():
+    return [AT_LOAD, sys.getrefcount(probe), sys.getrefcount(globals())]
+"""
+
+
+def test_the_jail_holds_no_reference_a_plain_run_lacks(tmp_path: Path) -> None:
+    """Counted against a plain run measured here: the load's count as `python3 main.py` has it,
+    a call's as a test file that imports the program has them; in both jails."""
+    (tmp_path / "main.py").write_text(REFERENCES + "if __name__ == '__main__':\n    print(AT_LOAD)\n")
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nprint(candidate()[1:])\n")
+    at_load = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    in_call = subprocess.run([sys.executable, "test_main.py"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    expected = [int(at_load), *ast.literal_eval(in_call)]
+    test = f"def check(candidate):\n    assert candidate() == {expected!r}\n    assert candidate() == {expected!r}\n"
+    result = run_tests(REFERENCES, test, "probe", FAST, differential=True)
+    assert result.passed, (expected, result.reason, [case.returned for case in result.cases])
+
+
 # Red team sandbox7 `f2`: threads of the candidate's that dump every thread's stack
 # (`faulthandler.dump_traceback`, C, no audit event) with a short switch interval got the GIL
 # while the main thread ran the jail's own code between calls, or the judge, and the dump named

@@ -64,6 +64,7 @@ enum fast {
 typedef struct {
     const char *name; /* owned copy, NULL when the slot is empty */
     enum fast fast;
+    unsigned dir_fds; /* FAST_FILE_CHANGE: the positions of its arguments that are directory descriptors */
 } slot;
 
 static struct {
@@ -247,6 +248,48 @@ static PyObject *dump_traceback_waiting(PyObject *self, PyObject *args, PyObject
     return returned;
 }
 
+/* What creates a file system entry and raises no event naming where: CPython's `os.open` event names
+ * no `dir_fd` (a write relative to a descriptor of a library directory was judged against the
+ * working directory: red team sandbox13 `r3`), and `os.mkfifo` and `os.mknod` raise none. Each
+ * wrapper raises one the judge decides on, with the path and the descriptor as given (-1 for none),
+ * before the call itself. */
+typedef PyObject *(*fast_keywords_function)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+static fast_keywords_function real_open, real_mkfifo, real_mknod;
+
+/* The argument at `position` or named `name`; NULL where it was not given. */
+static PyObject *argument(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t position, const char *name) {
+    if (position >= 0 && position < nargs) return args[position];
+    for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++)
+        if (PyUnicode_Check(PyTuple_GET_ITEM(kwnames, i)) && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), name) == 0)
+            return args[nargs + i];
+    return NULL;
+}
+
+static PyObject *no_descriptor;
+
+static PyObject *given_descriptor(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *dir_fd = argument(args, nargs, kwnames, -1, "dir_fd");
+    return dir_fd == NULL || dir_fd == Py_None ? no_descriptor : dir_fd;
+}
+
+static PyObject *open_judged(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *path = argument(args, nargs, kwnames, 0, "path"), *flags = argument(args, nargs, kwnames, 1, "flags");
+    PyObject *dir_fd = given_descriptor(args, nargs, kwnames);
+    if (dir_fd != no_descriptor && path != NULL && flags != NULL && PySys_Audit("sandbox.open_at", "OOO", path, flags, dir_fd) < 0)
+        return NULL;
+    return real_open(module, args, nargs, kwnames);
+}
+
+#define MADE_JUDGED(wrapper, event, real)                                                                     \
+    static PyObject *wrapper(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {   \
+        PyObject *path = argument(args, nargs, kwnames, 0, "path");                                           \
+        if (path != NULL && PySys_Audit(event, "OO", path, given_descriptor(args, nargs, kwnames)) < 0)        \
+            return NULL;                                                                                        \
+        return real(module, args, nargs, kwnames);                                                            \
+    }
+MADE_JUDGED(mkfifo_judged, "sandbox.mkfifo", real_mkfifo)
+MADE_JUDGED(mknod_judged, "sandbox.mknod", real_mknod)
+
 /* A wrapper that raises `event` (refused and recorded by the judge) before it calls `real`. */
 #define REFUSED(wrapper, event, real, parameters, arguments)                      \
     static PyObject *wrapper parameters {                                         \
@@ -347,10 +390,18 @@ static int exact_str_equals(PyObject *object, const char *text) {
     return PyUnicode_CheckExact(object) && PyUnicode_CompareWithASCIIString(object, text) == 0;
 }
 
+/* -1 (CPython's events) or None (`shutil.rmtree`'s): the path is relative to the working directory. */
+static int no_descriptor_given(PyObject *dir_fd) {
+    if (dir_fd == Py_None) return 1;
+    if (!PyLong_CheckExact(dir_fd)) return 0;
+    int overflow = 0;
+    return PyLong_AsLongAndOverflow(dir_fd, &overflow) == -1 && !overflow && !PyErr_Occurred();
+}
+
 /* What the judge would do with the event, decided here where that is plainly "pass". */
-static enum verdict fast_verdict(enum fast fast, PyObject *args) {
+static enum verdict fast_verdict(const slot *entry, PyObject *args) {
     Py_ssize_t n = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : -1;
-    switch (fast) {
+    switch (entry->fast) {
     case FAST_GETFRAME: /* (frame,): the frame sys._getframe hands out */
         return n >= 1 && sandbox_frame(PyTuple_GET_ITEM(args, 0)) ? JUDGE : PASS;
     case FAST_GETATTR: { /* (object, name): an audited attribute read */
@@ -408,11 +459,13 @@ static enum verdict fast_verdict(enum fast fast, PyObject *args) {
         return PASS;
     case FAST_NO_TRACE: /* sys.settrace(None), sys.setprofile(None): noted by the wrappers */
         return setting_none > 0 ? PASS : JUDGE;
-    case FAST_FILE_CHANGE: /* (path, path?, ...): each str path of the first two inside */
+    case FAST_FILE_CHANGE: /* (path, path?, ...): each str path of the first two inside, relative to no descriptor */
         for (Py_ssize_t i = 0; i < n && i < 2; i++) {
             PyObject *path = PyTuple_GET_ITEM(args, i);
             if (PyBytes_Check(path) || (PyUnicode_Check(path) && !plainly_inside(path))) return JUDGE;
         }
+        for (Py_ssize_t i = 0; i < n && i < 8; i++) /* a path relative to a descriptor: the judge reads its directory */
+            if ((entry->dir_fds >> i & 1) && !no_descriptor_given(PyTuple_GET_ITEM(args, i))) return JUDGE;
         return n >= 0 ? PASS : JUDGE;
     case FAST_NONE:
         break;
@@ -586,24 +639,30 @@ static int gate_hook(const char *event, PyObject *args, void *unused) {
     slot *entry = lookup(event);
     enum verdict verdict;
     if (entry != NULL && entry->name != NULL)
-        verdict = entry->fast == FAST_NONE ? JUDGE : fast_verdict(entry->fast, args);
+        verdict = entry->fast == FAST_NONE ? JUDGE : fast_verdict(entry, args);
     else
         verdict = judged_by_prefix(event) ? JUDGE : PASS;
     return verdict == PASS ? 0 : hand_to_judge(event, args);
 }
 
+/* Each event's fast path; a file change's directory descriptors by position (as `_hook._CHANGED_PATHS`
+ * lists them; -1 where none was given). */
+#define AT(position) (1u << (position))
 static const struct {
     const char *name;
     enum fast fast;
+    unsigned dir_fds;
 } FAST_PATHS[] = {
-    {"sys._getframe", FAST_GETFRAME}, {"object.__getattr__", FAST_GETATTR}, {"object.__setattr__", FAST_SETATTR},
-    {"open", FAST_OPEN}, {"os.kill", FAST_KILL}, {"os.killpg", FAST_KILL}, {"signal.pthread_kill", FAST_PTHREAD_KILL},
-    {"socket.__new__", FAST_SOCKET_NEW}, {"socket.gethostname", FAST_HOSTNAME},
-    {"sys.settrace", FAST_NO_TRACE}, {"sys.setprofile", FAST_NO_TRACE},
-    {"os.remove", FAST_FILE_CHANGE}, {"os.rename", FAST_FILE_CHANGE}, {"os.rmdir", FAST_FILE_CHANGE},
-    {"os.chmod", FAST_FILE_CHANGE}, {"os.chown", FAST_FILE_CHANGE}, {"os.truncate", FAST_FILE_CHANGE},
-    {"os.link", FAST_FILE_CHANGE}, {"os.symlink", FAST_FILE_CHANGE}, {"os.mkdir", FAST_FILE_CHANGE},
-    {"shutil.rmtree", FAST_FILE_CHANGE}, {"os.utime", FAST_FILE_CHANGE},
+    {"sys._getframe", FAST_GETFRAME, 0}, {"object.__getattr__", FAST_GETATTR, 0}, {"object.__setattr__", FAST_SETATTR, 0},
+    {"open", FAST_OPEN, 0}, {"os.kill", FAST_KILL, 0}, {"os.killpg", FAST_KILL, 0}, {"signal.pthread_kill", FAST_PTHREAD_KILL, 0},
+    {"socket.__new__", FAST_SOCKET_NEW, 0}, {"socket.gethostname", FAST_HOSTNAME, 0},
+    {"sys.settrace", FAST_NO_TRACE, 0}, {"sys.setprofile", FAST_NO_TRACE, 0},
+    {"os.remove", FAST_FILE_CHANGE, AT(1)}, {"os.rename", FAST_FILE_CHANGE, AT(2) | AT(3)}, {"os.rmdir", FAST_FILE_CHANGE, AT(1)},
+    {"os.chmod", FAST_FILE_CHANGE, AT(2)}, {"os.chown", FAST_FILE_CHANGE, AT(3)}, {"os.truncate", FAST_FILE_CHANGE, 0},
+    {"os.link", FAST_FILE_CHANGE, AT(2) | AT(3)}, {"os.symlink", FAST_FILE_CHANGE, AT(2)}, {"os.mkdir", FAST_FILE_CHANGE, AT(2)},
+    {"shutil.rmtree", FAST_FILE_CHANGE, AT(1)}, {"os.utime", FAST_FILE_CHANGE, AT(3)},
+    {"os.setxattr", FAST_FILE_CHANGE, 0}, {"os.removexattr", FAST_FILE_CHANGE, 0},
+    {"sandbox.mkfifo", FAST_FILE_CHANGE, AT(1)}, {"sandbox.mknod", FAST_FILE_CHANGE, AT(1)},
 };
 
 static char *copy_text(PyObject *text) {
@@ -623,7 +682,7 @@ static int add_name(PyObject *name) {
     entry->fast = FAST_NONE;
     gate.first_chars[(unsigned char)copy[0]] = 1;
     for (size_t i = 0; i < sizeof FAST_PATHS / sizeof FAST_PATHS[0]; i++)
-        if (strcmp(copy, FAST_PATHS[i].name) == 0) entry->fast = FAST_PATHS[i].fast;
+        if (strcmp(copy, FAST_PATHS[i].name) == 0) entry->fast = FAST_PATHS[i].fast, entry->dir_fds = FAST_PATHS[i].dir_fds;
     return 0;
 }
 
@@ -651,11 +710,15 @@ static const struct {
     {"faulthandler", "enable", KEYWORDS, WRAPPER(enable_refused), (PyCFunction *)&real_enable},
     {"_tracemalloc", "start", METH_FASTCALL, WRAPPER(tracemalloc_start_refused), (PyCFunction *)&real_tracemalloc_start},
     {"_thread", "interrupt_main", METH_VARARGS, interrupt_main_held, &real_interrupt_main},
+    {"posix", "open", METH_FASTCALL | METH_KEYWORDS, WRAPPER(open_judged), (PyCFunction *)&real_open},
+    {"posix", "mkfifo", METH_FASTCALL | METH_KEYWORDS, WRAPPER(mkfifo_judged), (PyCFunction *)&real_mkfifo},
+    {"posix", "mknod", METH_FASTCALL | METH_KEYWORDS, WRAPPER(mknod_judged), (PyCFunction *)&real_mknod},
 };
 #define ROUTE_COUNT (sizeof ROUTES / sizeof ROUTES[0])
 static PyObject *routed_modules[ROUTE_COUNT];
 
 static int route_all(void) {
+    if ((no_descriptor = PyLong_FromLong(-1)) == NULL) return -1;
     for (size_t i = 0; i < ROUTE_COUNT; i++) {
         PyObject *module = routed_modules[i] = PyImport_ImportModule(ROUTES[i].module);
         PyObject *function = module == NULL ? NULL : PyObject_GetAttrString(module, ROUTES[i].name);

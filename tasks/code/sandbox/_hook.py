@@ -6,8 +6,9 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
   process_spawn     subprocess.Popen, os.system, os.exec*, os.posix_spawn, os.spawn*, os.fork,
                     os.forkpty, os.kill/killpg of another pid -- refused (a signal to itself, its
                     own group or its own threads, which seccomp also allows, leaves no record)
-  file_write        open() for writing (but of /dev/null), remove/rename/rmdir/chmod/chown... outside
-                    the work dir -- refused
+  file_write        open() for writing (but of /dev/null), remove/rename/rmdir/chmod/chown/mkfifo/
+                    mknod/setxattr... outside the work dir, a path relative to a directory
+                    descriptor judged by the directory it is of (`changed_outside`) -- refused
   network           any socket.* event but a Unix stream socket's creation (a socketpair's ends:
                     seccomp refuses the `socket` system call itself) and socket.gethostname (the
                     UTS namespace's own name) -- refused (the jail also has an empty network
@@ -96,10 +97,18 @@ _SPAWN = frozenset(
         "os.kill", "os.killpg", "pty.spawn", "os.startfile", "signal.pthread_kill",
     }
 )
-_FILE_CHANGE = frozenset(
-    {"os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "os.truncate", "os.link", "os.symlink", "os.mkdir",
-     "shutil.rmtree", "os.utime"}
-)
+# Each event that changes the file system, with where its paths are among its arguments, each with
+# where the directory descriptor it is relative to is (`dir_fd`, -1 when none; None where the
+# call takes none). `os.symlink`'s first path is the link's target, judged from the link's own
+# directory. The gate raises the last three: CPython's `os.open` event names no `dir_fd`, and
+# `os.mkfifo` and `os.mknod` raise none (`_gate.c`, `ROUTES`).
+_CHANGED_PATHS = MappingProxyType({
+    "os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "shutil.rmtree": ((0, 1),), "os.mkdir": ((0, 2),),
+    "os.chmod": ((0, 2),), "os.chown": ((0, 3),), "os.utime": ((0, 3),), "os.rename": ((0, 2), (1, 3)),
+    "os.link": ((0, 2), (1, 3)), "os.symlink": ((1, 2),), "os.truncate": ((0, None),), "os.setxattr": ((0, None),),
+    "os.removexattr": ((0, None),), "sandbox.open_at": ((0, 2),), "sandbox.mkfifo": ((0, 1),), "sandbox.mknod": ((0, 1),),
+})
+_FILE_CHANGE = frozenset(_CHANGED_PATHS)
 _INTROSPECTION = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _HOOKS = frozenset({"sys.addaudithook", "sys.settrace", "sys.setprofile"})
 # Raised by the gate's wrappers of what would record the frames of the sandbox's own code, at an
@@ -263,6 +272,10 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     diverted_status, seal_event = DIVERTED_STATUS, SEAL_EVENT
 
     _lstat, code_type = os.lstat, _type(make_text.__code__)
+    stat, _range, changed_paths = os.stat, range, _CHANGED_PATHS
+    _unreadable = (OSError, OverflowError, ValueError, TypeError)
+    root_place = (os.stat("/").st_dev, os.stat("/").st_ino)
+    inside_places = frozenset((found.st_dev, found.st_ino) for found in map(os.stat, inside_paths(workdir, scratch)))
     _absent = (FileNotFoundError, NotADirectoryError, ValueError)  # ValueError: a NUL byte names nothing
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE
@@ -523,6 +536,55 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         coroutine_calls[_id(frame)] = frame  # kept alive: no other call's frame takes its id
         return True
 
+    def changed_outside(args, position, at):
+        """The path at `position` of an event's arguments names a place outside the jail's own
+        directories, relative to the directory descriptor at `at` (-1, or None: the working
+        directory) where the path is relative. A descriptor is judged by the directory it is of
+        (`directory_inside`); a path relative to one with a ".." step, or to anything but an int,
+        is outside (the kernel resolves what the judge cannot)."""
+        path = args[position]
+        base = args[at] if at is not None and at < _len(args) else -1
+        kind = _type(path)
+        if kind is not _str and kind is not _bytes:
+            return False  # a descriptor, whose opening was judged; a `shutil.rmtree` of a PathLike, whose every removal is judged
+        named = path.decode("utf-8", "replace") if kind is _bytes else path
+        if named.startswith("/") or base is None or (_type(base) is _int and base == -1):  # shutil.rmtree's none is None
+            return outside(path)
+        return _type(base) is not _int or "\x00" in named or ".." in named.split("/") or not directory_inside(base)
+
+    def directory_inside(descriptor):
+        """The directory `descriptor` is of is one of the jail's own or below one: it, or a
+        directory above it (walked up by `..`, with `os.stat` relative to it: no audit event), is."""
+        above = "."
+        for _ in _range(64):
+            try:
+                found = stat(above, dir_fd=descriptor)
+            except _unreadable:
+                return False
+            place = (found.st_dev, found.st_ino)
+            if place in inside_places:
+                return True
+            if place == root_place:
+                return False
+            above = ".." if above == "." else above + "/.."
+        return False
+
+    def link_outside(args):
+        """`os.symlink(target, link, dir_fd)` makes a link that points outside: as the kernel
+        resolves a relative target, from the link's own directory; relative to a descriptor, a
+        relative target points below the link's directory (judged as the link's path) unless it
+        steps up."""
+        target, link, base = args[0], args[1], args[2] if _len(args) > 2 else -1
+        named = link.decode("utf-8", "replace") if _type(link) is _bytes else link
+        if base is None or (_type(base) is _int and base == -1) or (_type(named) is _str and named.startswith("/")):
+            pointed = link_target(target, link)
+            return (_type(pointed) is _str or _type(pointed) is _bytes) and outside(pointed)
+        if _type(target) is _bytes:
+            target = target.decode("utf-8", "replace")
+        if _type(target) is not _str:
+            return False
+        return outside(target) if target.startswith("/") else ("\x00" in target or ".." in target.split("/"))
+
     def link_target(target, link):
         """Where a symbolic link made at `link` to `target` points, as the kernel resolves it: a
         relative target from the link's own directory (it was judged from the working directory:
@@ -578,8 +640,11 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         elif name == "import" and native_import(args) is not None:
             return "ctypes", "import " + native_import(args), True  # any way, importlib's too: no copy is in memory
         elif name in file_change:
-            paths = (link_target(args[0], args[1]), args[1]) if name == "os.symlink" and _len(args) >= 2 else args[:2]
-            if _any(outside(arg) for arg in paths if _type(arg) is _str or _type(arg) is _bytes):
+            if name == "sandbox.open_at" and _len(args) == 3 and _type(args[1]) is _int and not args[1] & write_flags:
+                return None  # a read: its directory's opening was judged (a readable directory, or refused)
+            if _any(changed_outside(args, position, at) for position, at in changed_paths[name] if position < _len(args)) or (
+                name == "os.symlink" and _len(args) >= 2 and link_outside(args)
+            ):
                 return "file_write", name + text(args), True
         elif name in hooks:
             return "hook_patch", name, True
@@ -653,6 +718,11 @@ def install(gate, hook, pending, workdir, scratch=()):
     sandbox_dir = os.path.dirname(os.path.abspath(__file__)) + "/"
     inside = tuple(os.path.realpath(path) for path in (workdir, *scratch))
     gate.install(hook, pending, tuple(sorted(JUDGED)), JUDGED_PREFIXES, _sandbox_globals(sandbox_dir), sandbox_dir, inside, os.getpid())
+
+
+def inside_paths(workdir, scratch):
+    """The jail's own directories (the work dir and `scratch`) that exist."""
+    return [path for path in (workdir, *scratch) if os.path.isdir(path)]
 
 
 def _frame_holder_types():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import dis
 import os
+import re
 import subprocess
 import sys
 import types
@@ -467,3 +468,79 @@ def test_a_refusal_carries_no_frame_of_the_judge() -> None:
     result = _run(REFUSAL_TRACEBACK, [[1, "NoneType", True], [1, "KeyError", True]])
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
     assert _kinds(result) == {"introspection"}
+
+
+# Red team sandbox13 `r3`, `r2`: a change named relative to a directory descriptor (`dir_fd`) of a
+# readable library directory was judged against the working directory, inside, and passed with no
+# record (the read-only mount refused it); `shutil.rmtree` of a `pathlib.Path` was not judged, and
+# its removals are relative to descriptors. `os.open`'s event carries no `dir_fd`, and `os.mkfifo`
+# and `os.mknod` raise none. Each is judged against the directory the descriptor is of.
+RELATIVE_TO_A_DESCRIPTOR = """
+import os, pathlib, shutil
+LIBRARY = os.path.dirname(os.__file__) + "/json"
+fd = os.open(LIBRARY, os.O_RDONLY | os.O_DIRECTORY)
+def _tried(change):
+    try:
+        change()
+        return "done"
+    except OSError as error:
+        return type(error).__name__
+ATTEMPTS = {
+    "remove": lambda: os.remove("__init__.py", dir_fd=fd),
+    "rmdir": lambda: os.rmdir("__pycache__", dir_fd=fd),
+    "mkdir": lambda: os.mkdir("made", dir_fd=fd),
+    "rename": lambda: os.rename("decoder.py", "x.py", src_dir_fd=fd, dst_dir_fd=fd),
+    "rename_in": lambda: os.rename("decoder.py", "stolen.py", src_dir_fd=fd),
+    "chmod": lambda: os.chmod("encoder.py", 0o777, dir_fd=fd),
+    "chown": lambda: os.chown("encoder.py", -1, -1, dir_fd=fd),
+    "utime": lambda: os.utime("encoder.py", dir_fd=fd),
+    "link": lambda: os.link("/dev/null", "null", dst_dir_fd=fd),
+    "symlink": lambda: os.symlink("/dev/null", "null", dir_fd=fd),
+    "open": lambda: os.close(os.open("made.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd)),
+    "mkfifo": lambda: os.mkfifo("fifo", dir_fd=fd),
+    "mkfifo_absolute": lambda: os.mkfifo(LIBRARY + "/fifo"),
+    "mknod": lambda: os.mknod(LIBRARY + "/node"),
+    "setxattr": lambda: os.setxattr(LIBRARY + "/encoder.py", "user.x", b"1"),
+    "rmtree_path": lambda: shutil.rmtree(pathlib.Path(LIBRARY)),
+}
+OUTCOMES = {name: _tried(change) for name, change in ATTEMPTS.items()}
+def probe():
+    return OUTCOMES
+"""
+
+
+def test_a_change_relative_to_a_descriptor_is_judged_by_its_directory() -> None:
+    names = re.findall(r'^    "(\w+)": lambda', RELATIVE_TO_A_DESCRIPTOR, re.MULTILINE)
+    result = _run(RELATIVE_TO_A_DESCRIPTOR, dict.fromkeys(names, "PermissionError"))
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    recorded = [str(event["detail"]) for event in result.audit_events if event["kind"] == "file_write"]
+    assert len(recorded) >= len(names) and _kinds(result) == {"file_write"}, result.audit_events
+
+
+# What a program does with descriptors of its own directories: walk, remove and make through them.
+DESCRIPTORS_OF_ITS_OWN = """
+import os, pathlib, shutil
+os.makedirs("tree/a/b", exist_ok=True)
+for name in ("tree/x", "tree/a/y", "tree/a/b/z"):
+    open(name, "w").close()
+WALKED = sorted(path + "/" + name for path, _, names, _ in os.fwalk("tree") for name in names)
+fd = os.open("tree/a", os.O_RDONLY | os.O_DIRECTORY)
+os.mkdir("made", dir_fd=fd)
+os.rename("y", "made/y", src_dir_fd=fd, dst_dir_fd=fd)
+os.close(os.open("new", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+os.mkfifo("fifo", dir_fd=fd)
+os.symlink("made/y", "link", dir_fd=fd)
+os.chmod("new", 0o600, dir_fd=fd)
+os.remove("new", dir_fd=fd)
+LEFT = sorted(os.listdir(fd))
+shutil.rmtree(pathlib.Path("tree"))
+def probe():
+    return [WALKED, LEFT, os.path.exists("tree")]
+"""
+
+
+def test_changes_through_descriptors_of_its_own_directories_pass_unrecorded() -> None:
+    expected = [["tree/a/b/z", "tree/a/y", "tree/x"], ["b", "fifo", "link", "made"], False]
+    result = _run(DESCRIPTORS_OF_ITS_OWN, expected)
+    assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
+    assert result.audit_events == (), result.audit_events

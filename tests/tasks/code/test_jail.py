@@ -301,9 +301,10 @@ def test_a_candidate_rebinding_os_read_does_not_reach_the_jails_protocol_loop(re
 
 def test_extended_attributes_of_files_outside_the_jail_cannot_be_written(tmp_path) -> None:
     """Red team (sandbox2 `a_xattr`): `os.setxattr` on a world-writable file of the machine wrote
-    its attribute with no record: the hook lists no xattr call, and Landlock has no right for them.
-    No honest HumanEval program writes an extended attribute, so the kernel kills the jail at the
-    system call, whichever file it names (the record is the kill)."""
+    its attribute with no record: the hook listed no xattr call, and Landlock has no right for them.
+    The hook now refuses one outside the jail and records it (file_write, with its path); no honest
+    HumanEval program writes an extended attribute, so the kernel kills the jail at any other
+    (the record is the kill)."""
     import os
 
     victim = tmp_path / "victim.txt"
@@ -316,6 +317,9 @@ def test_extended_attributes_of_files_outside_the_jail_cannot_be_written(tmp_pat
         "    except OSError:\n        pass\n    return 1\n"
     )
     result = run_tests(program, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
+    assert [event["kind"] for event in result.audit_events] == ["file_write"], result.audit_events
+    assert os.listxattr(victim) == []
+    inside = "import os\ndef probe():\n    open('mine', 'w').close()\n    os.setxattr('mine', 'user.x', b'1')\n    return 1\n"
+    result = run_tests(inside, "def check(candidate):\n    assert candidate() == 1\n", "probe", FAST)
     _require(result.isolation, "seccomp")
     assert result.outcome == "error" and [event["kind"] for event in result.audit_events] == ["kernel_refusal"]
-    assert os.listxattr(victim) == []

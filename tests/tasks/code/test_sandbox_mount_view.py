@@ -86,8 +86,10 @@ def test_a_machine_file_outside_the_jail_keeps_its_mtime_and_content(victim: str
 
 # What a probe run in the jail sees, as (id, expression, expected value): one jail for all of them.
 # Paths go through descriptors (`top`: the root reached by `..`, `lib`: the json package's
-# directory) that the audit hook never judges, relative ones from a working directory deep in the
-# work dir (the hook resolves them against it: inside), so each answer is the kernel's.
+# directory). A change is made on a descriptor of what it changes, opened for reading (the hook
+# passes both: the kernel answers); a new name the hook judges by the directory its descriptor is
+# of (red team sandbox13 `r3`), so it refuses those first, with a record (`PermissionError`, the
+# last four rows of changes), where before the kernel's answer was the only one.
 VIEW = [
     ("dev_holds_only_the_ordinary_nodes", "sorted(os.listdir('/dev'))", DEV_NODES),
     ("dev_autofs_is_absent_by_a_dir_fd_walk", "tried(lambda: os.open('dev/autofs', os.O_RDONLY, dir_fd=top))", "FileNotFoundError"),
@@ -97,19 +99,19 @@ VIEW = [
     ("no_etc_shadow", "os.path.exists('/etc/shadow')", False),
     ("etc_holds_only_the_accounts_and_what_it_reads", "sorted(os.listdir('/etc'))", ["group", "ld.so.cache", "localtime", "passwd"]),
     ("utime_on_root", "tried(lambda: os.utime(top))", "OSError(EROFS)"),
-    ("chown_through_the_root", "tried(lambda: os.chown('dev/null', 1, 1, dir_fd=top))", "OSError(EROFS)"),
-    ("symlink_in_the_root", "tried(lambda: os.symlink('x', 'way_out', dir_fd=top))", "OSError(EROFS)"),
+    ("chown_through_the_root", "tried(lambda: os.chown(os.open('dev/null', os.O_RDONLY, dir_fd=top), 1, 1))", "OSError(EROFS)"),
     ("no_walk_from_the_inherited_descriptors", "[tried(lambda: os.open('..', os.O_PATH, dir_fd=fd)) for fd in (0, 1, 2)]", ["OSError(ENOTDIR)"] * 3),
     ("no_other_directory_descriptor_open", "[fd for fd in range(64) if fd not in (shm, top, lib) and tried(lambda: os.listdir(fd)) == 'done']", []),
-    ("utime_on_dev_null", "tried(lambda: os.utime('dev/null', dir_fd=top))", "OSError(EROFS)"),
+    ("utime_on_dev_null", "tried(lambda: os.utime(os.open('dev/null', os.O_RDONLY, dir_fd=top)))", "OSError(EROFS)"),
     ("dev_null_still_writes", "os.write(os.open('/dev/null', os.O_WRONLY), b'x')", 1),
     ("dev_urandom_reads", "len(os.read(os.open('/dev/urandom', os.O_RDONLY), 4))", 4),
-    ("chmod_a_library_file", "tried(lambda: os.chmod('__init__.py', 0o777, dir_fd=lib))", "OSError(EROFS)"),
+    ("chmod_a_library_file", "tried(lambda: os.chmod(os.open('__init__.py', os.O_RDONLY, dir_fd=lib), 0o777))", "OSError(EROFS)"),
     ("write_a_library_file", "tried(lambda: os.open('__init__.py', os.O_WRONLY, dir_fd=lib))", "PermissionError"),  # its mode, checked before the mount
-    ("create_in_the_root", "tried(lambda: os.open('x', os.O_CREAT | os.O_WRONLY, dir_fd=top))", "OSError(EROFS)"),
-    ("hard_link_out_of_a_bind", "tried(lambda: os.link('__init__.py', 'json_link.py', src_dir_fd=lib))", "OSError(EXDEV)"),
     ("mknod_in_the_work_dir", "tried(lambda: os.mknod('node', 0o20666, os.makedev(1, 7)))", "PermissionError"),
-    ("rename_a_library_file_into_the_work_dir", "tried(lambda: os.rename('__init__.py', 'stolen.py', src_dir_fd=lib))", "OSError(EXDEV)"),
+    ("symlink_in_the_root", "tried(lambda: os.symlink('x', 'way_out', dir_fd=top))", "PermissionError"),
+    ("create_in_the_root", "tried(lambda: os.open('x', os.O_CREAT | os.O_WRONLY, dir_fd=top))", "PermissionError"),
+    ("hard_link_out_of_a_bind", "tried(lambda: os.link('__init__.py', 'json_link.py', src_dir_fd=lib))", "PermissionError"),
+    ("rename_a_library_file_into_the_work_dir", "tried(lambda: os.rename('__init__.py', 'stolen.py', src_dir_fd=lib))", "PermissionError"),
     ("work_dir_writes", "open('scratch.txt', 'w').write('ok')", 2),
     ("shm_writes", "open('/dev/shm/scratch', 'w').write('ok')", 2),
 ]

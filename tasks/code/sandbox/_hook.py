@@ -7,7 +7,7 @@ sees what the candidate tried. Event kinds, each reported as `["event", kind, de
                     os.forkpty, os.kill/killpg of another pid -- refused (a signal to itself, its
                     own group or its own threads, which seccomp also allows, leaves no record)
   file_write        open() for writing (but of /dev/null), remove/rename/rmdir/chmod/chown/mkfifo/
-                    mknod/setxattr... outside the work dir, a path relative to a directory
+                    mknod/setxattr/sqlite3.connect... outside the work dir, a path relative to a directory
                     descriptor judged by the directory it is of (`changed_outside`) -- refused
   network           any socket.* event but a Unix stream socket's creation (a socketpair's ends:
                     seccomp refuses the `socket` system call itself) and socket.gethostname (the
@@ -134,7 +134,7 @@ JUDGED = frozenset(
     {
         "open", "code.__new__", "marshal.loads", "marshal.load", "import", "sys._current_frames", "sys._current_exceptions", "sys._getframe",
         "object.__getattr__", "object.__setattr__", "socket.__new__", "socket.gethostname", SEAL_EVENT,
-        "sandbox.exit", "sandbox.hook_patch",
+        "sandbox.exit", "sandbox.hook_patch", "sqlite3.connect",
     }
 ) | _SPAWN | _FILE_CHANGE | _INTROSPECTION | _HOOKS | OBSERVERS
 JUDGED_PREFIXES = ("socket.", "ctypes.")
@@ -585,6 +585,23 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return False
         return outside(target) if target.startswith("/") else ("\x00" in target or ".." in target.split("/"))
 
+    def database_outside(database):
+        """`sqlite3.connect(database)` opens (and creates) a file outside the jail's own
+        directories: SQLite opens it in C, with no event but this one. A URI's path is judged
+        (`file:`, with no `%` escape: SQLite decodes them, the judge does not); anything that is
+        not a str or bytes is outside (a PathLike's `__fspath__` is the candidate's to define)."""
+        if _type(database) is _bytes:
+            database = database.decode("utf-8", "replace")
+        if _type(database) is not _str:
+            return True
+        if database.startswith("file:"):
+            database = database[5:].partition("?")[0].partition("#")[0]
+            if database.startswith("//"):
+                database = "/" + database[2:].partition("/")[2]  # the authority: "" or "localhost"
+            if "%" in database:
+                return True
+        return database != "" and database != ":memory:" and outside(database)
+
     def link_target(target, link):
         """Where a symbolic link made at `link` to `target` points, as the kernel resolves it: a
         relative target from the link's own directory (it was judged from the working directory:
@@ -646,6 +663,8 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
                 name == "os.symlink" and _len(args) >= 2 and link_outside(args)
             ):
                 return "file_write", name + text(args), True
+        elif name == "sqlite3.connect" and args and database_outside(args[0]):
+            return "file_write", "sqlite3.connect(" + text(args[0]) + ")", True
         elif name in hooks:
             return "hook_patch", name, True
         elif name in introspection:

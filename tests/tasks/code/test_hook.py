@@ -474,7 +474,8 @@ def test_a_refusal_carries_no_frame_of_the_judge() -> None:
 # readable library directory was judged against the working directory, inside, and passed with no
 # record (the read-only mount refused it); `shutil.rmtree` of a `pathlib.Path` was not judged, and
 # its removals are relative to descriptors. `os.open`'s event carries no `dir_fd`, and `os.mkfifo`
-# and `os.mknod` raise none. Each is judged against the directory the descriptor is of.
+# and `os.mknod` raise none. Each is judged against the directory the descriptor is of. And
+# `sqlite3.connect`, which creates its file in C, was not judged at all.
 RELATIVE_TO_A_DESCRIPTOR = """
 import os, pathlib, shutil
 LIBRARY = os.path.dirname(os.__file__) + "/json"
@@ -502,6 +503,8 @@ ATTEMPTS = {
     "mknod": lambda: os.mknod(LIBRARY + "/node"),
     "setxattr": lambda: os.setxattr(LIBRARY + "/encoder.py", "user.x", b"1"),
     "rmtree_path": lambda: shutil.rmtree(pathlib.Path(LIBRARY)),
+    "sqlite": lambda: __import__("sqlite3").connect(LIBRARY + "/made.db").close(),
+    "sqlite_uri": lambda: __import__("sqlite3").connect("file:" + LIBRARY + "/made.db?mode=rwc", uri=True).close(),
 }
 OUTCOMES = {name: _tried(change) for name, change in ATTEMPTS.items()}
 def probe():
@@ -534,6 +537,10 @@ os.chmod("new", 0o600, dir_fd=fd)
 os.remove("new", dir_fd=fd)
 LEFT = sorted(os.listdir(fd))
 shutil.rmtree(pathlib.Path("tree"))
+import sqlite3
+sqlite3.connect(":memory:").execute("create table t (x)")
+sqlite3.connect("mine.db").close()
+sqlite3.connect("file:mine.db?mode=ro", uri=True).close()
 def probe():
     return [WALKED, LEFT, os.path.exists("tree")]
 """

@@ -64,7 +64,7 @@ enum fast {
 typedef struct {
     const char *name; /* owned copy, NULL when the slot is empty */
     enum fast fast;
-    unsigned dir_fds; /* FAST_FILE_CHANGE: the positions of its arguments that are directory descriptors */
+    unsigned paths, dir_fds; /* FAST_FILE_CHANGE: the positions of its arguments that are paths, and directory descriptors */
 } slot;
 
 static struct {
@@ -256,13 +256,50 @@ static PyObject *dump_traceback_waiting(PyObject *self, PyObject *args, PyObject
 typedef PyObject *(*fast_keywords_function)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
 static fast_keywords_function real_open, real_mkfifo, real_mknod;
 
-/* The argument at `position` or named `name`; NULL where it was not given. */
-static PyObject *argument(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t position, const char *name) {
-    if (position >= 0 && position < nargs) return args[position];
+/* Where in `args` the argument at `position` or named `name` is; -1 where it was not given. */
+static Py_ssize_t slot_of(Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t position, const char *name) {
+    if (position >= 0 && position < nargs) return position;
     for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++)
         if (PyUnicode_Check(PyTuple_GET_ITEM(kwnames, i)) && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), name) == 0)
-            return args[nargs + i];
-    return NULL;
+            return nargs + i;
+    return -1;
+}
+
+static PyObject *argument(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t position, const char *name) {
+    Py_ssize_t slot = slot_of(nargs, kwnames, position, name);
+    return slot < 0 ? NULL : args[slot];
+}
+
+/* Calls `real` with the path argument as the judge read it: a PathLike's `__fspath__` called once,
+ * here, and what it gave handed to the call, as CPython's own conversion would (a second call could
+ * give another path than the one judged: red team sandbox14 `r2` had the wrappers raise the
+ * PathLike itself, which the judge cannot read). Anything else is handed on as it is: a str or bytes
+ * (or a subclass: its characters cannot change, and the judge reads them), or what the call rejects,
+ * or a buffer, which the judge counts as outside. */
+static PyObject *fspath_name;
+
+static PyObject *with_plain_path(fast_keywords_function real, const char *event, PyObject *module, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames, PyObject *second, PyObject *descriptor) {
+    Py_ssize_t slot = slot_of(nargs, kwnames, 0, "path");
+    if (slot < 0) return real(module, args, nargs, kwnames); /* the call's own error */
+    PyObject *given = args[slot];
+    int path_like = !PyUnicode_Check(given) && !PyBytes_Check(given) && _PyType_Lookup(Py_TYPE(given), fspath_name) != NULL;
+    PyObject *path = path_like ? PyOS_FSPath(given) : Py_NewRef(given);
+    if (path == NULL) return NULL;
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject **handed = PyMem_Malloc((size_t)(total > 0 ? total : 1) * sizeof(PyObject *));
+    if (handed == NULL) {
+        Py_DECREF(path);
+        return PyErr_NoMemory();
+    }
+    memcpy(handed, args, (size_t)total * sizeof(PyObject *));
+    handed[slot] = path;
+    PyObject *returned = NULL;
+    int audited = second != NULL ? PySys_Audit(event, "OOO", path, second, descriptor) : PySys_Audit(event, "OO", path, descriptor);
+    if (audited == 0) returned = real(module, handed, nargs, kwnames);
+    PyMem_Free(handed);
+    Py_DECREF(path);
+    return returned;
 }
 
 static PyObject *no_descriptor;
@@ -273,19 +310,14 @@ static PyObject *given_descriptor(PyObject *const *args, Py_ssize_t nargs, PyObj
 }
 
 static PyObject *open_judged(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    PyObject *path = argument(args, nargs, kwnames, 0, "path"), *flags = argument(args, nargs, kwnames, 1, "flags");
-    PyObject *dir_fd = given_descriptor(args, nargs, kwnames);
-    if (dir_fd != no_descriptor && path != NULL && flags != NULL && PySys_Audit("sandbox.open_at", "OOO", path, flags, dir_fd) < 0)
-        return NULL;
-    return real_open(module, args, nargs, kwnames);
+    PyObject *flags = argument(args, nargs, kwnames, 1, "flags"), *dir_fd = given_descriptor(args, nargs, kwnames);
+    if (dir_fd == no_descriptor || flags == NULL) return real_open(module, args, nargs, kwnames); /* its own event judges it */
+    return with_plain_path(real_open, "sandbox.open_at", module, args, nargs, kwnames, flags, dir_fd);
 }
 
-#define MADE_JUDGED(wrapper, event, real)                                                                     \
-    static PyObject *wrapper(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {   \
-        PyObject *path = argument(args, nargs, kwnames, 0, "path");                                           \
-        if (path != NULL && PySys_Audit(event, "OO", path, given_descriptor(args, nargs, kwnames)) < 0)        \
-            return NULL;                                                                                        \
-        return real(module, args, nargs, kwnames);                                                            \
+#define MADE_JUDGED(wrapper, event, real)                                                                      \
+    static PyObject *wrapper(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {    \
+        return with_plain_path(real, event, module, args, nargs, kwnames, NULL, given_descriptor(args, nargs, kwnames)); \
     }
 MADE_JUDGED(mkfifo_judged, "sandbox.mkfifo", real_mkfifo)
 MADE_JUDGED(mknod_judged, "sandbox.mknod", real_mknod)
@@ -459,13 +491,14 @@ static enum verdict fast_verdict(const slot *entry, PyObject *args) {
         return PASS;
     case FAST_NO_TRACE: /* sys.settrace(None), sys.setprofile(None): noted by the wrappers */
         return setting_none > 0 ? PASS : JUDGE;
-    case FAST_FILE_CHANGE: /* (path, path?, ...): each str path of the first two inside, relative to no descriptor */
-        for (Py_ssize_t i = 0; i < n && i < 2; i++) {
-            PyObject *path = PyTuple_GET_ITEM(args, i);
-            if (PyBytes_Check(path) || (PyUnicode_Check(path) && !plainly_inside(path))) return JUDGE;
+    case FAST_FILE_CHANGE: /* each path a str plainly inside, or a descriptor, and relative to no descriptor */
+        for (Py_ssize_t i = 0; i < n && i < 8; i++) {
+            PyObject *argument = PyTuple_GET_ITEM(args, i);
+            /* Anything else the judge reads (a str subclass, bytes) or counts as outside (a buffer:
+             * red team sandbox14 `r1`); a path relative to a descriptor: the judge reads its directory. */
+            if ((entry->paths >> i & 1) && !PyLong_CheckExact(argument) && !plainly_inside(argument)) return JUDGE;
+            if ((entry->dir_fds >> i & 1) && !no_descriptor_given(argument)) return JUDGE;
         }
-        for (Py_ssize_t i = 0; i < n && i < 8; i++) /* a path relative to a descriptor: the judge reads its directory */
-            if ((entry->dir_fds >> i & 1) && !no_descriptor_given(PyTuple_GET_ITEM(args, i))) return JUDGE;
         return n >= 0 ? PASS : JUDGE;
     case FAST_NONE:
         break;
@@ -645,24 +678,26 @@ static int gate_hook(const char *event, PyObject *args, void *unused) {
     return verdict == PASS ? 0 : hand_to_judge(event, args);
 }
 
-/* Each event's fast path; a file change's directory descriptors by position (as `_hook._CHANGED_PATHS`
- * lists them; -1 where none was given). */
+/* Each event's fast path; a file change's paths and directory descriptors by position (as
+ * `_hook._CHANGED_PATHS` lists them; a descriptor is -1, or None, where none was given). */
 #define AT(position) (1u << (position))
 static const struct {
     const char *name;
     enum fast fast;
-    unsigned dir_fds;
+    unsigned paths, dir_fds;
 } FAST_PATHS[] = {
-    {"sys._getframe", FAST_GETFRAME, 0}, {"object.__getattr__", FAST_GETATTR, 0}, {"object.__setattr__", FAST_SETATTR, 0},
-    {"open", FAST_OPEN, 0}, {"os.kill", FAST_KILL, 0}, {"os.killpg", FAST_KILL, 0}, {"signal.pthread_kill", FAST_PTHREAD_KILL, 0},
-    {"socket.__new__", FAST_SOCKET_NEW, 0}, {"socket.gethostname", FAST_HOSTNAME, 0},
-    {"sys.settrace", FAST_NO_TRACE, 0}, {"sys.setprofile", FAST_NO_TRACE, 0},
-    {"os.remove", FAST_FILE_CHANGE, AT(1)}, {"os.rename", FAST_FILE_CHANGE, AT(2) | AT(3)}, {"os.rmdir", FAST_FILE_CHANGE, AT(1)},
-    {"os.chmod", FAST_FILE_CHANGE, AT(2)}, {"os.chown", FAST_FILE_CHANGE, AT(3)}, {"os.truncate", FAST_FILE_CHANGE, 0},
-    {"os.link", FAST_FILE_CHANGE, AT(2) | AT(3)}, {"os.symlink", FAST_FILE_CHANGE, AT(2)}, {"os.mkdir", FAST_FILE_CHANGE, AT(2)},
-    {"shutil.rmtree", FAST_FILE_CHANGE, AT(1)}, {"os.utime", FAST_FILE_CHANGE, AT(3)},
-    {"os.setxattr", FAST_FILE_CHANGE, 0}, {"os.removexattr", FAST_FILE_CHANGE, 0},
-    {"sandbox.mkfifo", FAST_FILE_CHANGE, AT(1)}, {"sandbox.mknod", FAST_FILE_CHANGE, AT(1)},
+    {"sys._getframe", FAST_GETFRAME, 0, 0}, {"object.__getattr__", FAST_GETATTR, 0, 0}, {"object.__setattr__", FAST_SETATTR, 0, 0},
+    {"open", FAST_OPEN, 0, 0}, {"os.kill", FAST_KILL, 0, 0}, {"os.killpg", FAST_KILL, 0, 0},
+    {"signal.pthread_kill", FAST_PTHREAD_KILL, 0, 0}, {"socket.__new__", FAST_SOCKET_NEW, 0, 0},
+    {"socket.gethostname", FAST_HOSTNAME, 0, 0}, {"sys.settrace", FAST_NO_TRACE, 0, 0}, {"sys.setprofile", FAST_NO_TRACE, 0, 0},
+    {"os.remove", FAST_FILE_CHANGE, AT(0), AT(1)}, {"os.rmdir", FAST_FILE_CHANGE, AT(0), AT(1)},
+    {"shutil.rmtree", FAST_FILE_CHANGE, AT(0), AT(1)}, {"os.mkdir", FAST_FILE_CHANGE, AT(0), AT(2)},
+    {"os.chmod", FAST_FILE_CHANGE, AT(0), AT(2)}, {"os.chown", FAST_FILE_CHANGE, AT(0), AT(3)},
+    {"os.utime", FAST_FILE_CHANGE, AT(0), AT(3)}, {"os.rename", FAST_FILE_CHANGE, AT(0) | AT(1), AT(2) | AT(3)},
+    {"os.link", FAST_FILE_CHANGE, AT(0) | AT(1), AT(2) | AT(3)}, {"os.symlink", FAST_FILE_CHANGE, AT(0) | AT(1), AT(2)},
+    {"os.truncate", FAST_FILE_CHANGE, AT(0), 0}, {"os.setxattr", FAST_FILE_CHANGE, AT(0), 0},
+    {"os.removexattr", FAST_FILE_CHANGE, AT(0), 0}, {"sandbox.mkfifo", FAST_FILE_CHANGE, AT(0), AT(1)},
+    {"sandbox.mknod", FAST_FILE_CHANGE, AT(0), AT(1)},
 };
 
 static char *copy_text(PyObject *text) {
@@ -682,7 +717,8 @@ static int add_name(PyObject *name) {
     entry->fast = FAST_NONE;
     gate.first_chars[(unsigned char)copy[0]] = 1;
     for (size_t i = 0; i < sizeof FAST_PATHS / sizeof FAST_PATHS[0]; i++)
-        if (strcmp(copy, FAST_PATHS[i].name) == 0) entry->fast = FAST_PATHS[i].fast, entry->dir_fds = FAST_PATHS[i].dir_fds;
+        if (strcmp(copy, FAST_PATHS[i].name) == 0)
+            entry->fast = FAST_PATHS[i].fast, entry->paths = FAST_PATHS[i].paths, entry->dir_fds = FAST_PATHS[i].dir_fds;
     return 0;
 }
 
@@ -718,7 +754,7 @@ static const struct {
 static PyObject *routed_modules[ROUTE_COUNT];
 
 static int route_all(void) {
-    if ((no_descriptor = PyLong_FromLong(-1)) == NULL) return -1;
+    if ((no_descriptor = PyLong_FromLong(-1)) == NULL || (fspath_name = PyUnicode_InternFromString("__fspath__")) == NULL) return -1;
     for (size_t i = 0; i < ROUTE_COUNT; i++) {
         PyObject *module = routed_modules[i] = PyImport_ImportModule(ROUTES[i].module);
         PyObject *function = module == NULL ? NULL : PyObject_GetAttrString(module, ROUTES[i].name);

@@ -251,9 +251,10 @@ def test_the_hook_calls_no_method_of_the_candidates_types() -> None:
     result = _run(HOSTILE_ARGUMENTS, [])
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
     # A path of any other type than str, bytes or a descriptor cannot be resolved without calling
-    # its methods, so its open is refused as a read outside; the attribute names, not exactly
-    # `str`, are nothing the hook judges.
-    assert _kinds(result) == {"network", "file_read", "exit"}, result.audit_events
+    # its methods, so its open is refused as a read outside, and its removal as a change outside; a
+    # str subclass's path is read by its own characters (`/etc/passwd`: a read outside); the
+    # attribute names, not exactly `str`, are nothing the hook judges.
+    assert _kinds(result) == {"network", "file_read", "file_write", "exit"}, result.audit_events
 
 
 IMPORTS_CTYPES = """
@@ -506,6 +507,26 @@ ATTEMPTS = {
     "sqlite": lambda: __import__("sqlite3").connect(LIBRARY + "/made.db").close(),
     "sqlite_uri": lambda: __import__("sqlite3").connect("file:" + LIBRARY + "/made.db?mode=rwc", uri=True).close(),
 }
+class _Text(str):
+    pass
+class _Place:
+    def __init__(self, path):
+        self.path = path
+    def __fspath__(self):
+        return self.path
+ATTEMPTS.update({
+    # Red team sandbox14 `r1`, `r6`, `r2`: a str subclass, and a PathLike the gate's own wrappers
+    # passed on as given, were not judged at all.
+    "remove_text": lambda: os.remove(_Text(LIBRARY + "/decoder.py")),
+    "mkdir_text_at": lambda: os.mkdir(_Text("made"), dir_fd=fd),
+    "symlink_text_target": lambda: os.symlink(_Text("/usr"), "out"),
+    "mkdir_buffer": lambda: os.mkdir(bytearray((LIBRARY + "/made").encode())),
+    "mkfifo_place": lambda: os.mkfifo(_Place(LIBRARY + "/fifo")),
+    "mknod_place_at": lambda: os.mknod(_Place("node"), dir_fd=fd),
+    "open_place_at": lambda: os.close(os.open(_Place("made.py"), os.O_WRONLY | os.O_CREAT, dir_fd=fd)),
+    # `r3`: a link made deep whose relative target steps up points outside once it is moved up.
+    "symlink_stepping_up": lambda: os.makedirs("a/b", exist_ok=True) or os.symlink("../../x", "a/b/l"),
+})
 OUTCOMES = {name: _tried(change) for name, change in ATTEMPTS.items()}
 def probe():
     return OUTCOMES
@@ -514,6 +535,7 @@ def probe():
 
 def test_a_change_relative_to_a_descriptor_is_judged_by_its_directory() -> None:
     names = re.findall(r'^    "(\w+)": lambda', RELATIVE_TO_A_DESCRIPTOR, re.MULTILINE)
+    assert len(names) == 26
     result = _run(RELATIVE_TO_A_DESCRIPTOR, dict.fromkeys(names, "PermissionError"))
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
     recorded = [str(event["detail"]) for event in result.audit_events if event["kind"] == "file_write"]
@@ -537,6 +559,12 @@ os.chmod("new", 0o600, dir_fd=fd)
 os.remove("new", dir_fd=fd)
 LEFT = sorted(os.listdir(fd))
 shutil.rmtree(pathlib.Path("tree"))
+os.makedirs("/".join(["deep"] * 80))  # red team sandbox14 `h1`: 64 levels or more was judged outside
+shutil.rmtree("deep")
+class _Text(str):
+    pass
+os.mkfifo(pathlib.Path("fifo2"))
+os.remove(_Text("fifo2"))
 import sqlite3
 sqlite3.connect(":memory:").execute("create table t (x)")
 sqlite3.connect("mine.db").close()

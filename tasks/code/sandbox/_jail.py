@@ -89,7 +89,7 @@ import resource
 import select
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import _cgroup
 import _gate  # in the fork server: the jail's root holds no file of the sandbox's
@@ -380,6 +380,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     load_errors: list[object] = []  # what ended the load, if it raised (`_gate.catching`, in C)
     load_texts: list[object] = []  # its text (`str`, called from C, the candidate's `__str__` too)
     entry_names: list[str] = []
+    runner_holds: list[object] = []  # the program's module
     entries: list[object] = []  # what the namespace holds under that name (looked up from C), until the first call
     outcome: list[object] = []  # the last call's: [True, value] or [False, error, its text]
     # What the jail's own code between calls would let go of that may be the candidate's (its
@@ -495,7 +496,11 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         send(["isolation", isolation])
         state.update(job=job, audit=audit, seal=_seal, seal_event=_seal_event, excepthook=sys.excepthook)
         state["encode"], state["reset"] = _wire.encoder(kept)
-        namespace = _look_ordinary(main_path, start)
+        main = _look_ordinary(main_path, start)
+        # Held for the jail's life, as CPython's runner holds `__main__` while it runs a file (red
+        # team sandbox14 `t6`: `sys.getrefcount` of the module read one fewer than in `python3 main.py`).
+        runner_holds.append(main)
+        namespace = main.__dict__
         entry_names.append(job["entry_point"])
         try:
             program = compile(job["program"], main_path, "exec")
@@ -707,11 +712,14 @@ def _caller(workdir, variant, outcome, steps):
     relative, module_name, entry_name, outcome_name, prelude, result, step_names = _CALLERS[1 if variant else 0]
     path = os.path.join(workdir, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    module = types.ModuleType(module_name)
+    # As the import system makes a module of a file (its loader, its spec, `__cached__`, the names in
+    # that order, then `__builtins__` as `exec` adds it): a bare module with a `__file__` but no
+    # loader and no spec is no imported module's (red team sandbox14 `t3`).
+    bootstrap, external = sys.modules["_frozen_importlib"], sys.modules["_frozen_importlib_external"]
+    module = bootstrap.module_from_spec(external.spec_from_file_location(module_name, path))
     namespace = module.__dict__
-    namespace.update({"__file__": path, "__builtins__": builtins.__dict__, outcome_name: outcome})
+    namespace.update({"__builtins__": builtins.__dict__, outcome_name: outcome})
     namespace.update(zip(step_names, steps))
-    base = dict(namespace)  # what each call's namespace starts from
     names_of = dict(zip(("report", "wait", "next"), step_names), outcome=outcome_name)
     compiled: dict[tuple, types.CodeType] = {}
     sources: dict[tuple, str] = {}
@@ -738,15 +746,18 @@ def _caller(workdir, variant, outcome, steps):
     first = function(compile(first_source, path, "exec"), namespace)
 
     def make(take_entry, args, kwargs):
-        """The call's module code, and what sets the namespace up for it: cleared and filled from
-        C right before it runs (`refill`), since what the candidate left in it (a value with a
-        `__del__`, a key with an `__eq__`) would run in the jail's frame were it replaced here (red
-        team sandbox11 `f1`, `f2`: a `__del__` run in `make` took the jail's state). The entry
-        point is what `take_entry` gives, called from C, or else what the namespace holds under
-        its name (as a test file's global, which the candidate may rebind as it may in a plain run)."""
-        fresh = _dict(base)
-        take = _partial(namespace.get, entry_name) if take_entry is None else take_entry
-        keep_entry = _partial(_deque, map(fresh.__setitem__, (entry_name,), map(_call, (take,))), 0)
+        """The call's module code, and what sets the namespace up for it: the call's arguments (and,
+        at the first call, the entry point, which `take_entry` gives) put in it from C right before
+        it runs (`refill`), since what the candidate left in it (a value with a `__del__`, a key
+        with an `__eq__`) would run in the jail's frame were it replaced here (red team sandbox11
+        `f1`, `f2`: a `__del__` run in `make` took the jail's state). Nothing else of it changes
+        between calls, as a test module's globals do not (a namespace cleared and refilled per call
+        lost what the candidate kept there: red team sandbox14 `t1`); the entry point is then what
+        it holds under its name, which the candidate may rebind as it may in a plain run."""
+        fresh: dict[str, object] = _dict()
+        fill: tuple[Callable[[], object], ...] = (_partial(namespace.update, fresh), fresh.clear)
+        if take_entry is not None:
+            fill = (_partial(_deque, map(fresh.__setitem__, (entry_name,), map(_call, (take_entry,))), 0), *fill)
         names = _tuple(kwargs)
         if not all(_type(name) is _str and name.isidentifier() for name in names):
             names = ()  # not passable by name in source: none of the parent's tests needs it
@@ -754,9 +765,7 @@ def _caller(workdir, variant, outcome, steps):
             fresh["a" + _str(index)] = args[index]
         for index, name in enumerate(names):
             fresh["k" + _str(index)] = kwargs[name]
-        refill: functools.partial[collections.deque] = _partial(
-            _deque, map(_call, (keep_entry, namespace.clear, _partial(namespace.update, fresh), fresh.clear)), 0
-        )
+        refill: functools.partial[collections.deque] = _partial(_deque, map(_call, fill), 0)
         return refill, function(code_for(_len(args), names), namespace)
 
     return module, make, first
@@ -784,7 +793,7 @@ _SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_subclasse
 
 
 def _look_ordinary(main_path, start=None):
-    """The candidate's module namespace, with `sys` made to look like `python main.py`'s: the
+    """The candidate's module, with `sys` made to look like `python main.py`'s: the
     module is `__main__` with a `__file__`, the fork server's argv and path entry are gone, its
     frozen objects are back in the collector, and, given `start` (what a plain `python3` holds
     when its program starts, measured by the fork server before its own imports: `_zygote.START`,
@@ -802,11 +811,12 @@ def _look_ordinary(main_path, start=None):
     sys.path.insert(0, os.path.dirname(main_path))
     for name in _SANDBOX_MODULES:
         sys.modules.pop(name, None)
+    # Its names in the order `python3 main.py` has them (red team sandbox14 `t5`: another order,
+    # read by `list(globals())` at load, told the jail from any plain run).
     module = types.ModuleType("__main__")
-    module.__file__ = main_path
     module.__dict__.update(
-        __cached__=None, __loader__=importlib.machinery.SourceFileLoader("__main__", main_path), __builtins__=builtins,
-        __annotations__={},
+        __loader__=importlib.machinery.SourceFileLoader("__main__", main_path), __annotations__={}, __builtins__=builtins,
+        __file__=main_path, __cached__=None,
     )
     sys.modules["__main__"] = module
     sys.argv[:] = ["main.py"]
@@ -826,4 +836,4 @@ def _look_ordinary(main_path, start=None):
         if type(cached) is dict:
             for key in [key for key in cached if key not in patterns]:
                 del cached[key]
-    return module.__dict__
+    return module

@@ -417,9 +417,11 @@ def test_an_argument_is_handed_over_as_a_literal_call_hands_it() -> None:
 # Red team sandbox13 `t2`, `t3`: the jail's own references showed in `sys.getrefcount`, with no
 # audit event: the entry point read 6 (then 5) during a call where a test file that imports it
 # reads 4, and the program's namespace 6 (then 5) at load where `python3 main.py` reads 4.
+# Red team sandbox14 `t5`, `t6`: the program's namespace had its first names in another order than
+# `python3 main.py`'s, and its module one reference fewer (CPython's runner holds `__main__`).
 REFERENCES = """
 import sys
-AT_LOAD = sys.getrefcount(globals())
+AT_LOAD = [sys.getrefcount(globals()), sys.getrefcount(sys.modules["__main__"]), list(globals())]
 def probe():
     return [AT_LOAD, sys.getrefcount(probe), sys.getrefcount(globals())]
 """
@@ -432,10 +434,36 @@ def test_the_jail_holds_no_reference_a_plain_run_lacks(tmp_path: Path) -> None:
     (tmp_path / "test_main.py").write_text("from main import probe as candidate\nprint(candidate()[1:])\n")
     at_load = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     in_call = subprocess.run([sys.executable, "test_main.py"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    expected = [int(at_load), *ast.literal_eval(in_call)]
+    expected = [ast.literal_eval(at_load), *ast.literal_eval(in_call)]
     test = f"def check(candidate):\n    assert candidate() == {expected!r}\n    assert candidate() == {expected!r}\n"
     result = run_tests(REFERENCES, test, "probe", FAST, differential=True)
     assert result.passed, (expected, result.reason, [case.returned for case in result.cases])
+
+
+# Red team sandbox14 `t1`, `t3`: the caller's namespace was cleared and refilled before every call
+# (a name the candidate kept there was gone at the next), and its module had a `__file__` but no
+# loader and no spec, as no imported module has. Measured against a test file imported by a
+# plain python3 (its module name, `test_main`, is an imported module's).
+CALLER = """
+import sys
+def probe():
+    caller = sys._getframe(1).f_globals
+    kept = caller.get("_kept_by_the_caller", 0)
+    caller["_kept_by_the_caller"] = kept + 1
+    spec = caller.get("__spec__")
+    named = spec is not None and (spec.name, spec.origin, spec.cached) == (caller.get("__name__"), caller.get("__file__"), caller.get("__cached__"))
+    return [sys.getrefcount(caller), kept, type(caller.get("__loader__")).__name__, named, [name for name in caller if name[:2] == "__"]]
+"""
+
+
+def test_the_caller_is_a_test_module_as_an_import_makes_it(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text(CALLER)
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nSEEN = [candidate(), candidate()]\n")
+    plain = subprocess.run([sys.executable, "-c", "import test_main; print(test_main.SEEN)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    first, second = ast.literal_eval(plain.stdout)
+    test = f"def check(candidate):\n    assert candidate() == {first!r}\n    assert candidate() == {second!r}\n"
+    result = run_tests(CALLER, test, "probe", FAST)
+    assert result.passed, ((first, second), result.reason, [case.returned for case in result.cases])
 
 
 # Red team sandbox7 `f2`: threads of the candidate's that dump every thread's stack

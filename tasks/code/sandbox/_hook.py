@@ -99,8 +99,8 @@ _SPAWN = frozenset(
 )
 # Each event that changes the file system, with where its paths are among its arguments, each with
 # where the directory descriptor it is relative to is (`dir_fd`, -1 when none; None where the
-# call takes none). `os.symlink`'s first path is the link's target, judged from the link's own
-# directory. The gate raises the last three: CPython's `os.open` event names no `dir_fd`, and
+# call takes none). `os.symlink`'s first argument, the link's target, is judged on its own
+# (`link_outside`). The gate raises the last three: CPython's `os.open` event names no `dir_fd`, and
 # `os.mkfifo` and `os.mknod` raise none (`_gate.c`, `ROUTES`).
 _CHANGED_PATHS = MappingProxyType({
     "os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "shutil.rmtree": ((0, 1),), "os.mkdir": ((0, 2),),
@@ -614,6 +614,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         directories: SQLite opens it in C, with no event but this one. A URI's path is judged
         (`file:`, with no `%` escape: SQLite decodes them, the judge does not); anything that is
         not a str or bytes is outside (a PathLike's `__fspath__` is the candidate's to define)."""
+        database = plain_path(database)
         if _type(database) is _bytes:
             database = database.decode("utf-8", "replace")
         if _type(database) is not _str:

@@ -82,6 +82,11 @@ import os
 import sys
 from types import FrameType, MappingProxyType  # already imported by the fork server (functools, signal): costs nothing
 
+try:  # the sandbox's C gate: a top-level module in the fork server and the jail, the package's here
+    import _gate
+except ImportError:
+    from tasks.code.sandbox import _gate  # type: ignore[attr-defined]
+
 # Modules that reach native code, or an interpreter without this hook, from pure Python: ctypes,
 # CPython's test modules (arbitrary memory reads and writes among their functions), and the
 # subinterpreter modules (a subinterpreter has no audit hook of the jail's). Refused and recorded
@@ -274,6 +279,10 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     _lstat, code_type = os.lstat, _type(make_text.__code__)
     stat, _range, changed_paths, _issubclass = os.stat, range, _CHANGED_PATHS, issubclass
     _join_text, _join_bytes = str.join, bytes.join
+    # Bytes decoded as `os.fsdecode` does, so that the str the judge resolves names the bytes the
+    # kernel reads ("replace" made b"\xff" a U+FFFD, another name, and a link through it was
+    # resolved wrongly: red team sandbox15 `r1`, `r2`).
+    fs_encoding, fs_errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
     _unreadable = (OSError, OverflowError, ValueError, TypeError)
     root_place = (os.stat("/").st_dev, os.stat("/").st_ino)
     inside_places = frozenset((found.st_dev, found.st_ino) for found in map(os.stat, inside_paths(workdir, scratch)))
@@ -304,7 +313,9 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
 
     compile_bytecode_code = sys.modules["_frozen_importlib_external"]._compile_bytecode.__code__
     coroutine_code = types.coroutine.__code__
-    code_of_frame, frame_locals = FrameType.__dict__["f_code"].__get__, FrameType.__dict__["f_locals"].__get__
+    # A frame's local read in place, never through `f_locals` (which stores every local into a dict
+    # the candidate may have planted a key in first: red team sandbox15 `k6`, `k7`).
+    code_of_frame, frame_local = FrameType.__dict__["f_code"].__get__, _gate.frame_local
     library_prefix = library + "/"
     reading: dict[int, object] = {}  # thread -> the object whose frame this thread's judgement is reading (its own event)
     coroutine_calls: dict[int, object] = {}  # id -> frame of each `types.coroutine` call that made its code object
@@ -360,7 +371,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         if t is _int:
             return None  # an already-open descriptor: its opening was judged
         if t is _bytes:
-            path = path.decode("utf-8", "replace")
+            path = path.decode(fs_encoding, fs_errors)
         elif t is not _str:
             return ""
         return realpath(path) + "/"
@@ -458,7 +469,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         data = args[0]
         frame, code = caller_code(extra)
         if code is compile_bytecode_code:
-            path = frame_locals(frame).get("bytecode_path")
+            path = frame_local(frame, "bytecode_path")
             if _type(path) is _str and path.startswith(library_prefix) and ".." not in path:
                 return read_file(path, 16) == data
         return not holds_code(data)
@@ -536,7 +547,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         frame, code = caller_code(extra)
         if code is not coroutine_code or _len(args) != 9 or _id(frame) in coroutine_calls:
             return False
-        co = frame_locals(frame).get("co")
+        co = frame_local(frame, "co")
         if _type(co) is not code_type:
             return False
         own = (co.co_code, co.co_filename, co.co_name, co.co_argcount, co.co_posonlyargcount, co.co_kwonlyargcount,
@@ -567,7 +578,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
             return False  # a descriptor, whose opening was judged
         if kind is not _str and kind is not _bytes:
             return name != "shutil.rmtree"  # its PathLike is read by its own code: each removal it makes is judged
-        named = path.decode("utf-8", "replace") if kind is _bytes else path
+        named = path.decode(fs_encoding, fs_errors) if kind is _bytes else path
         if named.startswith("/") or base is None or (_type(base) is _int and base == -1):  # shutil.rmtree's none is None
             return outside(path)
         return _type(base) is not _int or "\x00" in named or ".." in named.split("/") or not directory_inside(base)
@@ -602,7 +613,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         on its own."""
         target = plain_path(args[0])
         if _type(target) is _bytes:
-            target = target.decode("utf-8", "replace")
+            target = target.decode(fs_encoding, fs_errors)
         if _type(target) is not _str:
             return True  # not readable here: the call reads what the judge cannot
         if target.startswith("/"):
@@ -616,7 +627,7 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
         not a str or bytes is outside (a PathLike's `__fspath__` is the candidate's to define)."""
         database = plain_path(database)
         if _type(database) is _bytes:
-            database = database.decode("utf-8", "replace")
+            database = database.decode(fs_encoding, fs_errors)
         if _type(database) is not _str:
             return True
         if database.startswith("file:"):

@@ -509,6 +509,9 @@ ATTEMPTS = {
 }
 class _Text(str):
     pass
+class _Buffer(bytearray):
+    def __fspath__(self):
+        raise RuntimeError("a buffer's __fspath__ is never called")
 class _Place:
     def __init__(self, path):
         self.path = path
@@ -526,6 +529,11 @@ ATTEMPTS.update({
     "open_place_at": lambda: os.close(os.open(_Place("made.py"), os.O_WRONLY | os.O_CREAT, dir_fd=fd)),
     # `r3`: a link made deep whose relative target steps up points outside once it is moved up.
     "symlink_stepping_up": lambda: os.makedirs("a/b", exist_ok=True) or os.symlink("../../x", "a/b/l"),
+    # sandbox15 `r1`, `r2`, `t3`: bytes not UTF-8 were judged as another name (through a link named
+    # b"\\xff" to the work dir, "..": outside); a buffer's `__fspath__` was called, CPython's never is.
+    "mkdir_through_a_bytes_link": lambda: os.symlink(os.getcwd().encode(), b"\\xff") or os.mkdir(os.getcwd().encode() + b"/\\xff/../escaped"),
+    "symlink_to_the_root_by_bytes": lambda: os.symlink(os.getcwd().encode() + b"/\\xff/\\xff/\\xff/../../..", "root"),
+    "mkfifo_buffer": lambda: os.mkfifo(_Buffer(b"fifo3")),
 })
 OUTCOMES = {name: _tried(change) for name, change in ATTEMPTS.items()}
 def probe():
@@ -535,7 +543,7 @@ def probe():
 
 def test_a_change_relative_to_a_descriptor_is_judged_by_its_directory() -> None:
     names = re.findall(r'^    "(\w+)": lambda', RELATIVE_TO_A_DESCRIPTOR, re.MULTILINE)
-    assert len(names) == 26
+    assert len(names) == 29
     result = _run(RELATIVE_TO_A_DESCRIPTOR, dict.fromkeys(names, "PermissionError"))
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())
     recorded = [str(event["detail"]) for event in result.audit_events if event["kind"] == "file_write"]

@@ -150,6 +150,55 @@ def probe():
     return _OUTCOME
 """
 
+# Red team sandbox15 `k7`: `types.coroutine` handed an object that claims to be a function by its
+# `__class__`, whose code's `replace` makes a code object with constants of the candidate's; the
+# getter planted a key in the frame's `f_locals` dict that swapped the library's own code in while
+# the judge read its `co` from that dict, so the exemption compared the wrong code object's fields.
+CODE_BY_A_PLANTED_LOCAL = """
+import functools, sys, types
+def _generator():
+    yield "z"
+real = _generator.__code__
+forged = tuple("forged" if constant == "z" else constant for constant in real.co_consts)
+box = {}
+class _Swap(str):
+    def __hash__(self):
+        return str.__hash__(self)
+    def __eq__(self, other):
+        if "locals" in box and str.__eq__(self, other):
+            box["locals"][self] = real
+        return str.__eq__(self, other)
+class _Code:
+    co_flags = real.co_flags
+    @property
+    def __class__(self):
+        return types.CodeType
+    replace = functools.partial(types.CodeType.replace, real, co_consts=forged)
+class _Function:
+    def __call__(self):
+        pass
+    @property
+    def __class__(self):
+        frame = sys._getframe(1)
+        if frame.f_code is types.coroutine.__code__ and "locals" not in box:
+            box["locals"] = frame.f_locals
+            box["locals"][_Swap("co")] = None
+        return types.FunctionType
+    @property
+    def __code__(self):
+        return box.get("made", _Code())
+    @__code__.setter
+    def __code__(self, value):
+        box["made"] = value
+try:
+    types.coroutine(_Function())
+    _OUTCOME = "made" if type(box.get("made")) is types.CodeType else "not made"
+except PermissionError:
+    _OUTCOME = "refused"
+def probe():
+    return _OUTCOME
+"""
+
 ATTACKS = {
     "forged_under_coroutine": (FORGED_UNDER_COROUTINE, "code_patch"),
     "forged_as_library_bytecode": (FORGED_AS_LIBRARY_BYTECODE, "code_patch"),
@@ -158,6 +207,7 @@ ATTACKS = {
     "codec_in_the_judge": (CODEC_IN_THE_JUDGE, "code_patch"),
     "tracer_under_doctest": (TRACER_UNDER_DOCTEST, "hook_patch"),
     "link_out_of_the_work_dir": (LINK_OUT_OF_THE_WORK_DIR, "file_write"),
+    "code_by_a_planted_local": (CODE_BY_A_PLANTED_LOCAL, "code_patch"),
 }
 REFUSED = {"forged_under_coroutine": "refused", "tracer_under_doctest": "not traced"}
 

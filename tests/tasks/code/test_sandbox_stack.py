@@ -440,7 +440,7 @@ def test_the_jail_holds_no_reference_a_plain_run_lacks(tmp_path: Path) -> None:
     assert result.passed, (expected, result.reason, [case.returned for case in result.cases])
 
 
-# Red team sandbox14 `t1`, `t3`: the caller's namespace was cleared and refilled before every call
+# Red team sandbox14 `t1`, `t3`, sandbox15 `t1`, `t2`: the caller's namespace was cleared and refilled before every call
 # (a name the candidate kept there was gone at the next), and its module had a `__file__` but no
 # loader and no spec, as no imported module has. Measured against a test file imported by a
 # plain python3 (its module name, `test_main`, is an imported module's).
@@ -452,7 +452,9 @@ def probe():
     caller["_kept_by_the_caller"] = kept + 1
     spec = caller.get("__spec__")
     named = spec is not None and (spec.name, spec.origin, spec.cached) == (caller.get("__name__"), caller.get("__file__"), caller.get("__cached__"))
-    return [sys.getrefcount(caller), kept, type(caller.get("__loader__")).__name__, named, [name for name in caller if name[:2] == "__"]]
+    module = sys.modules.get(caller.get("__name__"))
+    return [sys.getrefcount(caller), kept, type(caller.get("__loader__")).__name__, named, [name for name in caller if name[:2] == "__"],
+            getattr(spec, "_initializing", None), sys.getrefcount(module)]
 """
 
 
@@ -464,6 +466,60 @@ def test_the_caller_is_a_test_module_as_an_import_makes_it(tmp_path: Path) -> No
     test = f"def check(candidate):\n    assert candidate() == {first!r}\n    assert candidate() == {second!r}\n"
     result = run_tests(CALLER, test, "probe", FAST)
     assert result.passed, ((first, second), result.reason, [case.returned for case in result.cases])
+
+
+# Red team sandbox15 `k1`-`k6`: candidate code ran on the jail's and the judge's frames through state
+# their C code consulted: the codec registry (the jail opened the test file as text, which looked
+# its codec up: a search function of the candidate's ran there), a key of the candidate's in the
+# caller's namespace (making each call's function looks `__name__` up in it), and a key planted in
+# a frame's `f_locals` dict (the judge read the import system's frame through `f_locals`, which
+# stores every local into that dict first). Each trap notes the sandbox's frames it runs on; a new
+# call shape rewrites the test file, and a first import loads a library `.pyc`, each call.
+TRAPS = NOTES_FRAMES + """
+import codecs, encodings
+class _Key(str):
+    def __hash__(self):
+        return str.__hash__(self)
+    def __eq__(self, other):
+        _note_frames(sys._getframe(0).f_back)  # None where C alone is below
+        return str.__eq__(self, other)
+class _Planting(str):
+    def __hash__(self):
+        return str.__hash__(self)
+    def __eq__(self, other):
+        frame = sys._getframe(0).f_back
+        if frame is not None and frame.f_code.co_name == "_compile_bytecode":
+            local = frame.f_locals
+            if "bytecode_path" in local:
+                local[_Key("bytecode_path")] = local.pop("bytecode_path")
+        return str.__eq__(self, other)
+_normalize = encodings.normalize_encoding
+def _noting_normalize(name):
+    _note_frames(sys._getframe(0).f_back)
+    return _normalize(name)
+def _none(name):
+    return None
+encodings._cache.clear()
+encodings.normalize_encoding = _noting_normalize
+codecs.register(_none)
+codecs.unregister(_none)  # empties the interpreter's codec cache: the next lookup searches
+external = sys.modules["_frozen_importlib_external"]
+external.__dict__[_Planting("marshal")] = external.__dict__.pop("marshal")
+LIBRARY = iter(["colorsys", "fractions", "statistics", "difflib"])
+def probe(*args, **kwargs):
+    caller = sys._getframe(1).f_globals
+    if "__name__" in caller and type(next(key for key in caller if key == "__name__")) is str:
+        caller[_Key("__name__")] = caller.pop("__name__")
+    __import__(next(LIBRARY))
+    return sorted(SEEN)
+"""
+
+
+def test_candidate_code_never_runs_on_the_frames_of_the_jail_or_the_judge() -> None:
+    test = "def check(candidate):\n    assert candidate() == []\n    assert candidate(1) == []\n    assert candidate(1, 2) == []\n    assert candidate(x=1) == []\n"
+    result = run_tests(TRAPS, test, "probe", FAST, differential=True)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+    assert result.audit_events == (), result.audit_events
 
 
 # Red team sandbox7 `f2`: threads of the candidate's that dump every thread's stack

@@ -284,9 +284,11 @@ def make_hook(fd, workdir, readable, call_box, candidate_file="<candidate>", scr
     # resolved wrongly: red team sandbox15 `r1`, `r2`).
     fs_encoding, fs_errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
     _unreadable = (OSError, OverflowError, ValueError, TypeError)
-    root_place = (os.stat("/").st_dev, os.stat("/").st_ino)
-    inside_places = frozenset((found.st_dev, found.st_ino) for found in map(os.stat, inside_paths(workdir, scratch)))
-    own_devices = frozenset(os.stat(path).st_dev for path in inside_paths(workdir, scratch) if os.stat(path).st_dev != os.stat(path + "/..").st_dev)
+    root = os.stat("/")
+    root_place = (root.st_dev, root.st_ino)
+    places = [(os.stat(path), os.stat(path + "/..")) for path in inside_paths(workdir, scratch)]
+    inside_places = frozenset((here.st_dev, here.st_ino) for here, _ in places)
+    own_devices = frozenset(here.st_dev for here, above in places if here.st_dev != above.st_dev)  # mounts of their own
     _absent = (FileNotFoundError, NotADirectoryError, ValueError)  # ValueError: a NUL byte names nothing
     function_type, code_of = _type(make_text), _type(make_text).__dict__["__code__"].__get__
     function_state = _FUNCTION_STATE

@@ -796,14 +796,14 @@ def _caller(workdir, variant, outcome, steps):
         # made once, as a module's code is, no lookup a plain test module never makes recurs per
         # call. It is handed over in a list `_gate.unstacked` takes it out of to call it.
         shape = (_len(args), names)
+        code = code_for(*shape)  # the file on disk now holds this shape's source
+        made = made_functions.setdefault(shape, [])
         functions: list[object] = []
-        steps: tuple[Callable[[], object], ...] = (refill, _partial(functions.extend, made_functions.setdefault(shape, [])))
-        if not made_functions[shape]:
-            makers = [None, _partial(function, code_for(*shape), namespace)]
-            steps = (refill, _partial(_deque, map(made_functions[shape].append, map(_call, iter(makers.pop, None))), 0), steps[1])
-        else:
-            code_for(*shape)  # the file on disk: this shape's source
-        return steps, functions
+        hand_over = _partial(functions.extend, made)
+        if made:
+            return (refill, hand_over), functions
+        makers = [None, _partial(function, code, namespace)]
+        return (refill, _partial(_deque, map(made.append, map(_call, iter(makers.pop, None))), 0), hand_over), functions
 
     return module, make, first
 

@@ -1,4 +1,4 @@
-"""The jail's audit hook (untrusted side, standard library only): record and refuse.
+"""The jail's audit hook (untrusted side: the standard library and the sandbox's C gate): record and refuse.
 
 The hook is the jail's recorder, not its wall: the kernel measures (`_jail.py`: namespaces, an
 unprivileged uid, Landlock, seccomp) hold even when it is bypassed. It exists so that the shield

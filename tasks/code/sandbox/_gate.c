@@ -46,6 +46,7 @@
 /* A frame's fast locals, read in place (`frame_local`): CPython 3.11's frame layout. */
 #define Py_BUILD_CORE
 #include "internal/pycore_frame.h"
+#include "opcode.h"
 #undef Py_BUILD_CORE
 
 #include <limits.h>
@@ -978,6 +979,142 @@ static PyObject *g_catching(PyObject *self, PyObject *args) {
     return function;
 }
 
+/* The list the test file's code records each call's outcome in (`recorders`): [True, the value]
+ * once the call returned, [False, the exception, its text] once it raised, emptied by the jail
+ * after the reply. Kept here, so that the two functions that fill it hold nothing reachable: each
+ * is a C function with no `__self__` and no module, a constant of that code. */
+static PyObject *recorded_outcome;
+
+/* Called with the candidate's answer in the test file's `try` block. */
+static PyObject *returned_call(PyObject *unused, PyObject *value) {
+    PyObject *record = PyList_New(2);
+    if (record == NULL) return NULL;
+    PyList_SET_ITEM(record, 0, Py_NewRef(Py_True));
+    PyList_SET_ITEM(record, 1, Py_NewRef(value));
+    int failed = PyList_SetSlice(recorded_outcome, 0, PY_SSIZE_T_MAX, record) < 0;
+    Py_DECREF(record);
+    if (failed) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Called in the test file's `except` block: the exception being handled and its text (None where
+ * `str` of it raises), as the block's own Python did with `except BaseException as error:` and
+ * `str(error)`, which looked `error` and `str` up by name, in the test module's namespace and in
+ * `builtins`, where the candidate can put names of its own (red team sandbox16 `g1`, `g2`). The
+ * exception's `__str__` still runs here, with the test file's frame below it, as a test runner's
+ * report of a failure runs it. */
+static PyObject *failed_call(PyObject *unused, PyObject *unused_args) {
+    PyObject *error = PyErr_GetHandledException();
+    if (error == NULL) error = Py_NewRef(Py_None);
+    PyObject *text = PyObject_Str(error);
+    if (text == NULL) {
+        PyErr_Clear();
+        text = Py_NewRef(Py_None);
+    }
+    PyObject *record = PyList_New(0);
+    int failed = record == NULL || PyList_Append(record, Py_False) < 0 || PyList_Append(record, error) < 0 ||
+                 PyList_Append(record, text) < 0 || PyList_SetSlice(recorded_outcome, 0, PY_SSIZE_T_MAX, record) < 0;
+    Py_XDECREF(record);
+    Py_DECREF(text);
+    Py_DECREF(error);
+    if (failed) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef returned_def = {"returned", returned_call, METH_O, NULL};
+static PyMethodDef failed_def = {"failed", failed_call, METH_NOARGS, NULL};
+
+/* recorders(outcome, returned_name, failed_name): the two functions that record a call's outcome
+ * in the list `outcome`, named as the test file names them; once per process. */
+static PyObject *g_recorders(PyObject *self, PyObject *args) {
+    PyObject *outcome;
+    const char *returned_name, *failed_name;
+    if (!PyArg_ParseTuple(args, "O!ss", &PyList_Type, &outcome, &returned_name, &failed_name)) return NULL;
+    if (recorded_outcome != NULL) {
+        PyErr_SetString(PyExc_ValueError, "recorders: once per process");
+        return NULL;
+    }
+    returned_def.ml_name = strdup(returned_name);
+    failed_def.ml_name = strdup(failed_name);
+    if (returned_def.ml_name == NULL || failed_def.ml_name == NULL) return PyErr_NoMemory();
+    recorded_outcome = Py_NewRef(outcome);
+    PyObject *returned = PyCFunction_NewEx(&returned_def, NULL, NULL), *failed = PyCFunction_NewEx(&failed_def, NULL, NULL);
+    PyObject *both = returned != NULL && failed != NULL ? PyTuple_Pack(2, returned, failed) : NULL;
+    Py_XDECREF(returned);
+    Py_XDECREF(failed);
+    return both;
+}
+
+static int is_name_op(int op) {
+    switch (op) {
+    case STORE_NAME: case DELETE_NAME: case STORE_ATTR: case DELETE_ATTR: case STORE_GLOBAL: case DELETE_GLOBAL:
+    case LOAD_NAME: case LOAD_ATTR: case IMPORT_NAME: case IMPORT_FROM: case LOAD_GLOBAL: case LOAD_METHOD:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The index into `co_names` an instruction's argument names (LOAD_GLOBAL's low bit is a flag). */
+static int name_index(int op, int arg) { return op == LOAD_GLOBAL ? arg >> 1 : arg; }
+
+/* rebuilt(code, bytecode, consts, names): `code` with that bytecode, those constants and those
+ * names, made through the C API, which raises no audit event: `code.replace` raises
+ * `code.__new__`, which the judge refuses of anyone (a code object of the candidate's making reads
+ * and writes memory at will), and the jail makes each call's code between calls
+ * (`_testfile.bound`). Only what `bound` changes is accepted: `LOAD_NAME`s made `LOAD_CONST`s of
+ * an index within `consts`; constants added after the code's own, and of its own only strings
+ * replaced (the call's stand-ins); the names renumbered, each instruction that names one naming
+ * the same string, with no EXTENDED_ARG before any (`co_code` holds its caches as zeros, CACHE). */
+static PyObject *g_rebuilt(PyObject *self, PyObject *args) {
+    PyCodeObject *code;
+    PyObject *bytecode, *consts, *names;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyCode_Type, &code, &PyBytes_Type, &bytecode, &PyTuple_Type, &consts, &PyTuple_Type, &names))
+        return NULL;
+    PyObject *own = PyCode_GetCode(code);
+    if (own == NULL) return NULL;
+    Py_ssize_t size = PyBytes_GET_SIZE(own), count = PyTuple_GET_SIZE(consts), own_count = PyTuple_GET_SIZE(code->co_consts);
+    Py_ssize_t name_count = PyTuple_GET_SIZE(names), own_names = PyTuple_GET_SIZE(code->co_names);
+    int valid = PyBytes_GET_SIZE(bytecode) == size && count >= own_count && size % 2 == 0;
+    const unsigned char *before = (const unsigned char *)PyBytes_AS_STRING(own), *after = (const unsigned char *)PyBytes_AS_STRING(bytecode);
+    for (Py_ssize_t at = 0; valid && at < size; at += 2) {
+        int extended = at > 0 && before[at - 2] == EXTENDED_ARG;
+        if (before[at] == LOAD_NAME && after[at] == LOAD_CONST) {
+            valid = after[at + 1] < count && !extended;
+        } else if (is_name_op(before[at])) {
+            int was = name_index(before[at], before[at + 1]), now = name_index(after[at], after[at + 1]);
+            valid = after[at] == before[at] && !extended && (before[at] != LOAD_GLOBAL || (before[at + 1] & 1) == (after[at + 1] & 1)) &&
+                    was < own_names && now < name_count &&
+                    PyUnicode_Compare(PyTuple_GET_ITEM(code->co_names, was), PyTuple_GET_ITEM(names, now)) == 0;
+        } else {
+            valid = before[at] == after[at] && before[at + 1] == after[at + 1];
+        }
+    }
+    for (Py_ssize_t i = 0; valid && i < own_count; i++) {
+        PyObject *was = PyTuple_GET_ITEM(code->co_consts, i);
+        valid = PyTuple_GET_ITEM(consts, i) == was || PyUnicode_CheckExact(was);
+    }
+    for (Py_ssize_t i = 0; valid && i < name_count; i++) valid = PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i));
+    if (!valid) {
+        Py_DECREF(own);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "rebuilt: only LOAD_NAMEs made LOAD_CONSTs, constants added or stand-ins replaced, names renumbered");
+        return NULL;
+    }
+    PyObject *varnames = PyCode_GetVarnames(code), *cellvars = PyCode_GetCellvars(code), *freevars = PyCode_GetFreevars(code);
+    PyObject *made = NULL;
+    if (varnames != NULL && cellvars != NULL && freevars != NULL)
+        made = (PyObject *)PyCode_NewWithPosOnlyArgs(
+            code->co_argcount, code->co_posonlyargcount, code->co_kwonlyargcount, code->co_nlocals, code->co_stacksize,
+            code->co_flags, bytecode, consts, names, varnames, freevars, cellvars, code->co_filename,
+            code->co_name, code->co_qualname, code->co_firstlineno, code->co_linetable, code->co_exceptiontable);
+    Py_XDECREF(varnames);
+    Py_XDECREF(cellvars);
+    Py_XDECREF(freevars);
+    Py_DECREF(own);
+    return made;
+}
+
 /* shielded(callable): a C callable that calls `callable` with no signal handler of the
  * candidate's run inside it (the jail's own code between calls: `_jail.life`). */
 static PyObject *g_shielded(PyObject *self, PyObject *callable) {
@@ -1015,6 +1152,8 @@ static PyMethodDef methods[] = {
     {"frame_local", g_frame_local, METH_VARARGS, "frame_local(frame, name): a frame's local, read in place (None when unbound)"},
     {"shielded", g_shielded, METH_O, "shielded(callable): a callable that runs it with no Python signal handler inside"},
     {"catching", g_catching, METH_VARARGS, "catching(callable, into): a callable that runs it and appends what it raises to into"},
+    {"rebuilt", g_rebuilt, METH_VARARGS, "rebuilt(code, bytecode, consts, names): code with LOAD_NAMEs made LOAD_CONSTs, constants added and names renumbered, raising no event"},
+    {"recorders", g_recorders, METH_VARARGS, "recorders(outcome, returned_name, failed_name): the functions that record a call's outcome in outcome"},
     {"opaque", g_opaque, METH_VARARGS, "opaque(callables, name): a function named name that calls each of callables, holding nothing reachable"},
     {"unstacked", g_unstacked, METH_O,
      "unstacked(callable): a callable that runs it with the recursion depth of the Python frames on the stack only "

@@ -89,7 +89,7 @@ import resource
 import select
 import sys
 import types
-from typing import Any, Callable
+from typing import Any
 
 import _cgroup
 import _gate  # in the fork server: the jail's root holds no file of the sandbox's
@@ -99,6 +99,7 @@ import _landlock
 import _root
 import _seccomp
 import _subclasses  # in the fork server, as `_gate`
+import _testfile
 import _wire
 
 # Every function and class below looks builtin names up in this private copy of the builtins, made
@@ -602,11 +603,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     set_up = guarded(_set_up)
     # The steps the test file's module code makes between calls (`_caller`), as functions that
     # hold nothing of the jail's (`_gate.opaque`; named in the test module by `_CALLERS`).
-    report_name, wait_name, next_name = _CALLERS[1 if variant else 0][6]
+    report_name, wait_name, next_name = _CALLERS[1 if variant else 0][5][:3]
     # Before each reply, `sys.excepthook` is read from C (`read_hook`, a step of its own with the
     # test file's frame below it): a key of the candidate's in `sys.__dict__` runs there.
     read_hook = functools.partial(next, map(hooks_seen.append, map(dict.get, itertools.repeat(sys_names), itertools.repeat("excepthook"))))
-    report = _gate.opaque((read_hook, _gate.shielded(guarded(_report)), kept.clear), report_name)
+    # The outcome is emptied last, from C: what may be the candidate's last reference goes there.
+    report = _gate.opaque((read_hook, _gate.shielded(guarded(_report)), kept.clear, outcome.clear), report_name)
     next_case = _gate.opaque((_gate.shielded(guarded(_next_case)),), next_name)
     wait = _gate.opaque((wait_for_request,), wait_name)
     upcoming: list[object] = []  # the next module code to run (the first steps, then each call's)
@@ -669,52 +671,50 @@ class _UnraisableArgs:
 # a test file written beside the program, run per call as a function of that code (called from
 # C; no `exec`, which would raise an audit event per call) in the namespace of a module of that
 # name in `sys.modules` with the real builtins: a `<module>` frame of a file on disk with nothing
-# below it, as when a test runner imports a test file. The call is written out for its shape
-# (`candidate(a0, a1, key=k0)`, each argument popped from the namespace as it is passed), so the
-# arguments are handed over as a literal call hands them (red team sandbox6 `t2`: through `*args`
-# the tuple held them too, and `sys.getrefcount` of an argument read 3, not 2). The hidden run and
-# the variant's differ in the file, its module's name, the names and the depth, so a function
+# below it, as when a test runner imports a test file. Each call is written out as a test file's
+# literal call of its arguments (`candidate([1, 2, 3], key='x')`, `_testfile`), and compiled from
+# that source, so the arguments are built and handed over as a literal call builds and hands them
+# (red team sandbox6 `t2`: through `*args` the tuple held them too, and `sys.getrefcount` of an
+# argument read 3, not 2), and the only name the call looks up is the entry point's. The hidden
+# run and the variant's differ in the file, its module's name and the depth, so a function
 # conditioned on the shape of the stack above it answers differently in the two.
 #
 # The module code also makes the jail's steps after the call, so that they run from that frame,
 # as a test runner's own code would between two calls: the reply, the wait for the next call and
 # reading it (a signal handler run then is handed that frame, where it was handed none while the
 # jail's C chains ran them). The steps are `_gate.opaque` functions: nothing of the jail's is
-# reachable from them. Before the first call the same steps (the first reply is the load's
-# "ready") run from the file's first content, `_CALLER_TAIL` alone.
+# reachable from them. They, the outcome list and the class the `except` catches are constants of
+# the compiled code (`_testfile.bound`), looked up by no name: the source names them, the code
+# does not (red team sandbox16 `g1`, `g2`: a `globals` or a step's name the candidate put in
+# `builtins` or in the caller's namespace was called where a test file's literal call calls
+# nothing). Before the first call the same steps (the first reply is the load's "ready") run from
+# the file's first content, `_CALLER_TAIL` alone.
 _CALLERS = (
-    ("test_main.py", "test_main", "candidate", "outcome", "", "{call}", ("report", "wait", "next_case")),
-    ("tests/test_solution.py", "tests.test_solution", "solution", "results", "def test_solution():\n    return {call}\n", "test_solution()",
-     ("send_result", "await_input", "load_case")),
+    ("test_main.py", "test_main", "candidate", "", "{call}", ("report", "wait", "next_case", "record", "fail")),
+    ("tests/test_solution.py", "tests.test_solution", "solution", "def test_solution():\n    return {call}\n", "test_solution()",
+     ("send_result", "await_input", "load_case", "save_result", "record_failure")),
 )
 _CALLER_TAIL = """{report}()
-{outcome}.clear()
 {wait}()
 {next}()
 """
 _CALLER_BODY = """{prelude}try:
-    {outcome}.extend((True, {result}))
-except BaseException as error:
-    {outcome}.clear()
-    {outcome}.append(False)
-    {outcome}.append(error)
-    try:
-        {outcome}.append(str(error))
-    except BaseException:
-        {outcome}.append(None)
+    {record}({result})
+except BaseException:
+    {fail}()
 """ + _CALLER_TAIL
 
 
 def _caller(workdir, variant, outcome, steps):
     """(module, make, first): the test module; `make(take_entry, args, kwargs)`, the call to make
-    (the steps that fill its namespace and hand its function over, and the list they hand it in): the
-    test file's module code for the call's shape (compiled once per shape, the file on disk
-    rewritten to it whenever the shape changes), as a function whose globals are the test module's
-    namespace, holding the entry point, the outcome list, the steps (`steps`: the reply, the wait,
-    the next call, named as `_CALLERS` says) and, until it passes them, the arguments; and `first`,
-    the steps alone, run before the first call (the file written to it). Made before any candidate
-    code (everything `make` uses is bound here); `make` runs between calls."""
-    relative, module_name, entry_name, outcome_name, prelude, result, step_names = _CALLERS[1 if variant else 0]
+    (the steps that set it up and hand its function over, and the list they hand it in): the test
+    file's module code for the call (compiled from its source, the file on disk rewritten to it),
+    as a function whose globals are the test module's namespace, holding the entry point; and
+    `first`, that function, holding the steps alone, run before the first call (the file written
+    to it). `steps`: the reply, the wait and the next call; with the two functions that record a
+    call's outcome in `outcome` (`_gate.recorders`), named as `_CALLERS` says. Made before any
+    candidate code (everything `make` uses is bound here); `make` runs between calls."""
+    relative, module_name, entry_name, prelude, result, step_names = _CALLERS[1 if variant else 0]
     path = os.path.join(workdir, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # As the import system makes a module of a file (its loader, its spec, `__cached__`, the names in
@@ -725,13 +725,10 @@ def _caller(workdir, variant, outcome, steps):
     spec._initializing = True  # as while the import runs the module's code, which makes the calls (sandbox15 `t1`)
     module = bootstrap.module_from_spec(spec)
     namespace = module.__dict__
-    namespace.update({"__builtins__": builtins.__dict__, outcome_name: outcome})
-    namespace.update(zip(step_names, steps))
-    names_of = dict(zip(("report", "wait", "next"), step_names), outcome=outcome_name)
-    compiled: dict[tuple, types.CodeType] = {}
-    sources: dict[tuple, bytes] = {}
-    on_disk: list[object] = [None]  # the shape whose source the file holds
-    function, _tuple, _len, _str, _range, _type = types.FunctionType, tuple, len, str, range, type
+    namespace["__builtins__"] = builtins.__dict__
+    names_of = dict(zip(("report", "wait", "next", "record", "fail"), step_names))
+    objects = dict(zip(step_names, (*steps, *_gate.recorders(outcome, *step_names[3:]))), BaseException=BaseException)
+    _compile, _bound, _call_source = compile, _testfile.bound, _testfile.call_source
     _open_file, _write, _close = os.open, os.write, os.close
     writing = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
@@ -747,63 +744,53 @@ def _caller(workdir, variant, outcome, steps):
         finally:
             _close(fd)
 
-    _dict, _partial, _deque, _call = dict, functools.partial, collections.deque, operator.methodcaller("__call__")
+    def source_for(call):
+        return _CALLER_BODY.format(prelude=prelude.format(call=call), result=result.format(call=call), **names_of)
 
-    def code_for(positional, names):
-        shape = (positional, names)
-        if shape not in compiled:
-            passed = [f'globals().pop("a{index}")' for index in _range(positional)]
-            passed += [f'{name}=globals().pop("k{index}")' for index, name in enumerate(names)]
-            call = entry_name + "(" + ", ".join(passed) + ")"
-            source = _CALLER_BODY.format(prelude=prelude.format(call=call), result=result.format(call=call), **names_of)
-            sources[shape], compiled[shape] = source.encode("utf-8"), compile(source, path, "exec")
-        if on_disk[0] != shape:
-            write(sources[shape])
-            on_disk[0] = shape
-        return compiled[shape]
+    def code_for(args, kwargs):
+        """The call's source, written to the file, and its code. A call whose literals would make
+        more constants than `bound` has room for (hundreds of distinct nested ones) passes its
+        arguments as constants of the code instead, as a test file passes values it named."""
+        source = source_for(_call_source(entry_name, args, kwargs))
+        write(source.encode("utf-8"))
+        try:
+            return _bound(_compile(source, path, "exec"), objects)
+        except ValueError:
+            marks = tuple("\x00a" + str(index) for index in range(len(args)))
+            named = {name: "\x00k" + name for name in kwargs}
+            placeholders = dict(zip(marks, args))
+            placeholders.update((named[name], value) for name, value in kwargs.items())
+            stand_ins = _call_source(entry_name, marks, named)
+            return _bound(_compile(source_for(stand_ins), path, "exec"), objects, placeholders)
 
     first_source = _CALLER_TAIL.format(**names_of)
     write(first_source.encode("utf-8"))
-    on_disk[0] = "first"
-    first = function(compile(first_source, path, "exec"), namespace)
-
-    made_functions: dict[tuple, list[object]] = {}  # each call shape's function, once made
+    # The one function every call's code runs as: made here, before any candidate code, where its
+    # making looks `__name__` and `__builtins__` up in the namespace; each call's code is then set
+    # on it (`__code__`), which looks nothing up (red team sandbox15 `k3`, `k4`: a function made per
+    # call shape looked them up there, where a key of the candidate's with its own `__eq__` ran).
+    first = types.FunctionType(_bound(_compile(first_source, path, "exec"), objects), namespace)
+    code_of = types.FunctionType.__dict__["__code__"].__set__
+    _call, _partial, _deque = operator.methodcaller("__call__"), functools.partial, collections.deque
 
     def make(take_entry, args, kwargs):
-        """The call's module code, and what sets the namespace up for it: the call's arguments (and,
-        at the first call, the entry point, which `take_entry` gives) put in it from C right before
-        it runs (`refill`), since what the candidate left in it (a value with a `__del__`, a key
-        with an `__eq__`) would run in the jail's frame were it replaced here (red team sandbox11
-        `f1`, `f2`: a `__del__` run in `make` took the jail's state). Nothing else of it changes
-        between calls, as a test module's globals do not (a namespace cleared and refilled per call
-        lost what the candidate kept there: red team sandbox14 `t1`); the entry point is then what
-        it holds under its name, which the candidate may rebind as it may in a plain run."""
-        fresh: dict[str, object] = _dict()
-        fill: tuple[Callable[[], object], ...] = (_partial(namespace.update, fresh), fresh.clear)
-        if take_entry is not None:
-            fill = (_partial(_deque, map(fresh.__setitem__, (entry_name,), map(_call, (take_entry,))), 0), *fill)
-        names = _tuple(kwargs)
-        if not all(_type(name) is _str and name.isidentifier() for name in names):
-            names = ()  # not passable by name in source: none of the parent's tests needs it
-        for index in _range(_len(args)):
-            fresh["a" + _str(index)] = args[index]
-        for index, name in enumerate(names):
-            fresh["k" + _str(index)] = kwargs[name]
-        refill: functools.partial[collections.deque] = _partial(_deque, map(_call, fill), 0)
-        # The function of each call's shape is made once, from C, right before its first call:
-        # making one looks `__name__` and `__builtins__` up in the namespace, where a key of the
-        # candidate's with its own `__eq__` ran on `make`'s frame (red team sandbox15 `k3`, `k4`);
-        # made once, as a module's code is, no lookup a plain test module never makes recurs per
-        # call. It is handed over in a list `_gate.unstacked` takes it out of to call it.
-        shape = (_len(args), names)
-        code = code_for(*shape)  # the file on disk now holds this shape's source
-        made = made_functions.setdefault(shape, [])
+        """The call's module code set on the function, and what hands the function over: at the
+        first call, the entry point, which `take_entry` gives, is put in the namespace from C right
+        before it runs (`refill`), since what the candidate left in it (a value with a `__del__`, a
+        key with an `__eq__`) would run in the jail's frame were it replaced here (red team
+        sandbox11 `f1`, `f2`: a `__del__` run in `make` took the jail's state). Nothing else of the
+        namespace changes between calls, as a test module's globals do not (red team sandbox14
+        `t1`); the entry point is then what it holds under its name, which the candidate may
+        rebind as it may in a plain run. The function is handed over in a list `_gate.unstacked`
+        takes it out of to call it."""
+        code_of(first, code_for(args, kwargs))  # the code it runs now holds its own reference
         functions: list[object] = []
-        hand_over = _partial(functions.extend, made)
-        if made:
-            return (refill, hand_over), functions
-        makers = [None, _partial(function, code, namespace)]
-        return (refill, _partial(_deque, map(made.append, map(_call, iter(makers.pop, None))), 0), hand_over), functions
+        hand_over = _partial(functions.append, first)
+        if take_entry is None:
+            return (hand_over,), functions
+        fresh: dict[str, object] = {}
+        fill: tuple[Any, ...] = (_partial(_deque, map(fresh.__setitem__, (entry_name,), map(_call, (take_entry,))), 0), _partial(namespace.update, fresh), fresh.clear)
+        return (_partial(_deque, map(_call, fill), 0), hand_over), functions
 
     return module, make, first
 
@@ -820,7 +807,7 @@ def _clean_exit(error):
     return code is None or ((type(code) is int or type(code) is bool) and code == 0)  # `in` would run a metaclass's `__eq__`
 
 
-_SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_subclasses", "_landlock", "_root", "_seccomp", "_wire", "socket",
+_SANDBOX_MODULES = ("_jail", "_cgroup", "_gate", "_hook", "_kernel", "_subclasses", "_landlock", "_root", "_seccomp", "_testfile", "_wire", "socket",
                     "_socket", "select", "selectors", "fcntl", "resource")
 
 

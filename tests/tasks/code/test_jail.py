@@ -250,11 +250,12 @@ def test_library_frame_reads_and_registrations_are_not_the_candidates() -> None:
 
 def test_no_frame_of_the_jail_lies_below_the_candidates_and_exit_calls_are_the_interpreters_own() -> None:
     """Its own frames are the candidate's to read (no record); below them lies only the caller's,
-    a test file's module frame that holds the entry point, the list its outcome goes to and the
-    jail's steps between calls (which hold nothing of the jail's). `atexit.register` and `os._exit` are the interpreter's
+    a test file's module frame whose namespace holds what an imported test module's holds and
+    the entry point (the jail's steps and the list its outcome goes to are constants of its code,
+    and hold nothing of the jail's). `atexit.register` and `os._exit` are the interpreter's
     own (red team sandbox5 `w1`: wrappers of the jail's were Python functions, a tell both runs
     shared): an exit handler registered never runs (the jail ends in os._exit), so nothing records it."""
-    module = ["__builtins__", "__cached__", "__doc__", "__file__", "__loader__", "__name__", "__package__", "__spec__", "candidate", "next_case", "outcome", "report", "wait"]
+    module = ["__builtins__", "__cached__", "__doc__", "__file__", "__loader__", "__name__", "__package__", "__spec__", "candidate"]
     expected = [["probe", ["frame", "frames"]], ["<module>", module]]
     result = run_tests(FRAME_AND_EXIT_HOOK_USE, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
     assert result.outcome == "pass", (result.reason, result.cases[0].returned if result.cases else ())

@@ -360,9 +360,7 @@ def _wire(name, original):
         return original(*args, **kwargs)
     return wire
 def _replaceable(value, name):
-    # (not `globals`: the test module's own code calls it to take each argument, and a candidate
-    # that rebinds it breaks its own calls, as it would under any test runner)
-    if name.startswith("__") or name.endswith("hook") or name == "globals" or not _callable(value):
+    if name.startswith("__") or name.endswith("hook") or not _callable(value):
         return False
     return not (isinstance(value, type) and _issubclass(value, BaseException))
 MODULES = (builtins, collections, functools, itertools, json, operator, os, re, select, signal, _signal, sys)
@@ -402,16 +400,79 @@ def test_a_function_right_only_at_the_thread_cap_is_environment_dependent() -> N
 REFCOUNT = """
 import sys
 def probe(values, scale=1):
-    return [sys.getrefcount(values), sys.getrefcount(scale) > 2 or scale == 1]
+    return [sys.getrefcount(values), sys.getrefcount(scale)]
 """
 
 
-def test_an_argument_is_handed_over_as_a_literal_call_hands_it() -> None:
+def test_an_argument_is_handed_over_as_a_literal_call_hands_it(tmp_path: Path) -> None:
     """Red team sandbox6 `t2`: passed through `*args`, the arguments' tuple held each one too, so
-    `sys.getrefcount` of a fresh argument read 3 where a test's literal call gives 2."""
-    test = "def check(candidate):\n    assert candidate([1.0, 2.0]) == [2, True]\n    assert candidate([3.0], scale=2.5) == [2, False]\n"
+    `sys.getrefcount` of a fresh argument read 3 where a test's literal call gives 2. Measured
+    against a test file's literal calls, imported by a plain python3: a fresh list counts the
+    call's references alone, a number its code's constant too."""
+    (tmp_path / "main.py").write_text(REFCOUNT)
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nSEEN = [candidate([1.0, 2.0], 0.5), candidate([3.0], scale=2.5)]\n")
+    plain = subprocess.run([sys.executable, "-c", "import test_main; print(test_main.SEEN)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    first, second = ast.literal_eval(plain.stdout)
+    test = f"def check(candidate):\n    assert candidate([1.0, 2.0], 0.5) == {first!r}\n    assert candidate([3.0], scale=2.5) == {second!r}\n"
     result = run_tests(REFCOUNT, test, "probe", FAST, differential=True)
+    assert result.passed, ((first, second), result.reason, [case.returned for case in result.cases])
+
+
+# Red team sandbox16 `g1`, `g2`: the caller looked `globals` up (in its namespace, then in
+# `builtins`) and called it once per argument it passed (`globals().pop("a0")`), and looked its
+# steps up by name after each call; a function the candidate put in `builtins` or in the caller's
+# namespace under one of those names was called where a test file's literal call calls nothing,
+# and a function right only when it had been was counted correct. The traps here: each name the
+# caller's code holds (its `co_names`, and `globals`), wherever the caller's namespace or `builtins`
+# has it, moved under a key that notes every lookup that compares with it (`_Key.__eq__`). A plain
+# test file's literal calls look up no name but the candidate's.
+LOOKUPS = """
+import builtins, sys
+_eq, _hash, _LOOKED_UP, _PLANTING = str.__eq__, str.__hash__, [], [False]
+class _Key(str):
+    def __hash__(self):
+        return _hash(self)
+    def __eq__(self, other):
+        if not _PLANTING[0]:
+            _LOOKED_UP.append(self[:])
+        return _eq(self, other)
+def _plant(frame):
+    _PLANTING[0] = True
+    names = set(frame.f_code.co_names) | {"globals"}
+    names -= {"candidate", "solution", "__name__", "__builtins__"}
+    for space in (frame.f_globals, builtins.__dict__):
+        for name in sorted(names):
+            if name in space and type(next(key for key in space if key == name)) is str:
+                space[_Key(name)] = space.pop(name)
+    _PLANTING[0] = False
+    return True
+_FIRST = [True]
+def _looked_up(frame):
+    if _FIRST[0]:
+        _FIRST[0] = False
+        return _plant(frame)
+    return sorted(set(_LOOKED_UP))
+"""
+
+
+def test_the_caller_looks_up_no_name_but_the_candidates(tmp_path: Path) -> None:
+    """Measured against a plain test file's literal calls, in both jails."""
+    program = LOOKUPS + "def probe(values, scale=1):\n    return _looked_up(sys._getframe(1))\n"
+    (tmp_path / "main.py").write_text(program)
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nSEEN = [candidate([1]), candidate([2], scale=3), candidate([3])]\n")
+    plain = subprocess.run([sys.executable, "-c", "import test_main; print(test_main.SEEN)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert ast.literal_eval(plain.stdout) == [True, [], []]
+    test = "def check(candidate):\n    candidate([1])\n    assert candidate([2], scale=3) == []\n    assert candidate([3]) == []\n"
+    result = run_tests(program, test, "probe", FAST, differential=True)
     assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+def test_a_function_right_only_when_its_caller_looks_a_name_up_is_counted_wrong(task_id: str) -> None:
+    """Right at the first call (which plants the traps), then only where a name was looked up."""
+    text = conditioned(task_id, "_looked_up(sys._getframe(1))").replace("import os, sys\n", "import os, sys\n" + LOOKUPS, 1)
+    outcome = DATA.anchors.check(task_id, text)
+    assert not outcome.correct and outcome.details["hidden_test"] is False, outcome.details["reason"]
 
 
 # Red team sandbox13 `t2`, `t3`: the jail's own references showed in `sys.getrefcount`, with no
@@ -679,16 +740,20 @@ def test_a_signal_handler_is_handed_the_frame_a_plain_test_run_has() -> None:
 
 
 def test_nothing_of_the_jails_is_reachable_from_the_test_module() -> None:
-    """The steps the test file's module code makes are C functions with no `__self__` and no
-    module; the namespace holds them, the outcome list, the entry point and the arguments."""
+    """The steps the test file's module code makes (the outcome's record among them) are C
+    functions with no `__self__` and no module, constants of that code with the class its
+    `except` catches; its namespace holds only what an imported module's holds, and the entry
+    point."""
     program = """
 import sys
 def probe():
-    space = sys.modules["test_main"].__dict__
-    steps = [space[name] for name in ("report", "wait", "next_case")]
-    return [sorted(k for k in space if not k.startswith("__")), [(type(s).__name__, s.__self__, s.__module__, s.__name__) for s in steps]]
+    caller = sys._getframe(1)
+    steps = [value for value in caller.f_code.co_consts if type(value).__name__ == "builtin_function_or_method"]
+    others = sorted(type(value).__name__ for value in caller.f_code.co_consts if value not in steps and type(value) not in (str, bool, type(None)))
+    return [sorted(k for k in caller.f_globals if not k.startswith("__")), [(type(s).__name__, s.__self__, s.__module__, s.__name__) for s in steps], others]
 """
-    expected = [["candidate", "next_case", "outcome", "report", "wait"], [("builtin_function_or_method", None, None, name) for name in ("report", "wait", "next_case")]]
+    names = ("record", "fail", "report", "wait", "next_case")
+    expected = [["candidate"], [("builtin_function_or_method", None, None, name) for name in names], ["type"]]
     result = run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
 
@@ -757,8 +822,9 @@ def test_what_the_candidate_leaves_for_the_jail_runs_on_no_frame_of_the_jail() -
 
 
 # Red team sandbox11 `t1`, `t2`: the outcome list in the caller's namespace held `[True]` during the
-# call, and `gc.set_debug(DEBUG_SAVEALL)` at load found the `faulthandler` module the gate had
-# imported in `gc.garbage`, where a plain python3 collects nothing.
+# call (no list is there now: the outcome's record keeps it in C), and `gc.set_debug(DEBUG_SAVEALL)`
+# at load found the `faulthandler` module the gate had imported in `gc.garbage`, where a plain
+# python3 collects nothing.
 LEFTOVERS = """
 import gc, sys
 gc.set_debug(gc.DEBUG_SAVEALL)
@@ -773,7 +839,7 @@ def probe():
 
 
 def test_the_caller_and_the_collector_hold_nothing_of_the_jails_during_a_call() -> None:
-    result = run_tests(LEFTOVERS, "def check(candidate):\n    assert candidate() == [[], [[]]]\n", "probe", FAST)
+    result = run_tests(LEFTOVERS, "def check(candidate):\n    assert candidate() == [[], []]\n", "probe", FAST)
     assert result.passed, (result.reason, result.cases[-1].returned if result.cases else ())
 
 

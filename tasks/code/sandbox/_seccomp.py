@@ -13,9 +13,10 @@ are connected to each other and to nothing else, and a stream socket cannot be c
 io_uring (its operations bypass this filter), BPF, perf, userfaultfd, keyrings, kernel modules and
 the like. Refused with an error code instead (`_REFUSED`, `_FCNTL_REFUSED`), because the C
 libraries of honest programs make some of them and carry on: `socket` (EACCES: nothing to reach, and
-a Unix socket file outside the network namespace would otherwise still connect), and file locks,
+a Unix socket file outside the network namespace would otherwise still connect), and lock tests,
 inotify, fanotify, dnotify, leases, mincore, fadvise, readahead, cachestat, sync, fallocate and
-mq_open, which reach kernel objects shared with processes outside.
+mq_open, which reach kernel objects shared with processes outside. Locks (`_LOCKS_DONE`,
+`_FCNTL_DONE`) succeed without touching any, as a lone process's own.
 clone3 answers ENOSYS, so the C library falls back to clone, whose flags a filter can read
 (threads stay possible: clone with CLONE_THREAD is allowed; their number is capped by the jail's
 pids cgroup, or its RLIMIT_NPROC where the cgroups do not apply, see `_jail.py`).
@@ -80,17 +81,28 @@ _FATAL = (
 # uses them): their bytes count against RLIMIT_MSGQUEUE per uid, machine-wide, and with the cgroups
 # two jails may share a uid (`_zygote.ordinary_uid`), so a queue would be a channel between them.
 _REFUSED = (
-    ("flock", errno.ENOLCK), ("inotify_init", errno.EMFILE), ("inotify_init1", errno.EMFILE),
+    ("inotify_init", errno.EMFILE), ("inotify_init1", errno.EMFILE),
     ("fanotify_init", errno.EPERM), ("fallocate", errno.EOPNOTSUPP), ("mincore", errno.ENOSYS),
     ("fadvise64", errno.ENOSYS), ("readahead", errno.ENOSYS), ("cachestat", errno.ENOSYS),
     ("sync", errno.EPERM), ("syncfs", errno.EPERM), ("socket", errno.EACCES), ("mq_open", errno.ENOSYS),
 )
-# fcntl's record locks (classic and open-file-description ones, testing one included), leases and
-# dnotify: the same shared objects as flock and inotify, by the command in its second argument.
-_FCNTL_REFUSED = (
-    fcntl.F_GETLK, fcntl.F_SETLK, fcntl.F_SETLKW, fcntl.F_OFD_GETLK, fcntl.F_OFD_SETLK, fcntl.F_OFD_SETLKW,
-    fcntl.F_SETLEASE, fcntl.F_GETLEASE, fcntl.F_NOTIFY,
-)
+# fcntl's lock tests, leases and dnotify: the same shared objects as inotify, by the command in
+# its second argument.
+_FCNTL_REFUSED = (fcntl.F_GETLK, fcntl.F_OFD_GETLK, fcntl.F_SETLEASE, fcntl.F_GETLEASE, fcntl.F_NOTIFY)
+# A lock (`flock`, `fcntl.lockf`, SQLite's record locks, open-file-description ones) is taken or
+# released with success and touches no kernel object. A lock on one of the machine's files would be
+# in the table processes outside see (red team sandbox3 `a_twin_flock`: the variant jail found by
+# a lock both took on a library file), so none is taken; answered as a lone process's lock is, which
+# the jail is (it can start no process): classic record locks are the process's own and never
+# conflict among its threads, so that answer is exact for them; `flock` and open-file-description
+# locks conflict between two opens of one file, even in one process, which these do not (an open
+# limitation: a program that excludes its own threads that way is not excluded, and a probe that
+# locks one file through two opens sees both succeed). Refused (ENOLCK), they failed `mailbox`'s
+# lock and made SQLite on a file in the work dir wait out its busy timeout, past a run's deadline.
+# The lock tests stay refused: their answer is written to the caller's memory, which a filter
+# cannot do (SQLite's WAL mode, which tests one, fails: "disk I/O error").
+_LOCKS_DONE = ("flock",)
+_FCNTL_DONE = (fcntl.F_SETLK, fcntl.F_SETLKW, fcntl.F_OFD_SETLK, fcntl.F_OFD_SETLKW)
 _AF_UNIX, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 1, 0xF  # socketpair's domain and type (flags above the mask)
 _SELF_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: the target pid
 
@@ -187,6 +199,9 @@ def _compile():
         rules += [rule(_errno(errno.ENOSYS), "clone3")]
         rules += [rule(_errno(code), name) for name, code in _REFUSED]
         rules += [rule(_errno(errno.ENOLCK), "fcntl", ArgCmp(1, _CMP_EQ, command, 0)) for command in _FCNTL_REFUSED]
+        # returning 0, doing nothing
+        rules += [rule(_errno(0), name) for name in _LOCKS_DONE]
+        rules += [rule(_errno(0), "fcntl", ArgCmp(1, _CMP_EQ, command, 0)) for command in _FCNTL_DONE]
         rules += [rule(_KILL_PROCESS, "socketpair", ArgCmp(0, _CMP_NE, _AF_UNIX, 0))]
         rules += [
             rule(_KILL_PROCESS, "socketpair", ArgCmp(1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, kind))

@@ -47,17 +47,64 @@ def probe():
     return SEEN
 """
 REFUSED = {
-    "flock": errno.ENOLCK,
-    "record_lock": errno.ENOLCK,
+    "flock": 0,  # taken with success, in no kernel table (as a lone process's own)
+    "record_lock": 0,
     "lock_test": errno.ENOLCK,
     "dnotify": errno.ENOLCK,
     "fadvise_dontneed": errno.ENOSYS,  # red team sandbox4 a_fadvise dropped the machine's cached pages
 }
 
 
-def test_locks_notifications_page_residency_and_block_reservations_are_refused() -> None:
+def test_each_shared_kernel_object_is_refused_or_left_untouched() -> None:
     result = run_tests(PROBE, f"def check(candidate):\n    assert candidate() == {REFUSED!r}\n", "probe", FAST)
     assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+
+
+# A record lock the jail takes is in no kernel table: a process outside holding a conflicting one
+# on the same library file does not stop it, and learns nothing (a lone process's lock, as the
+# jail's always is, succeeds wherever nothing outside holds one).
+LOCKER = """
+import fcntl, os
+def probe(path):
+    fd = os.open(path, os.O_RDONLY)
+    fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # would raise BlockingIOError were it in the table
+    fcntl.lockf(fd, fcntl.LOCK_UN)
+    return True
+"""
+
+
+def test_a_record_lock_reaches_no_lock_held_outside() -> None:
+    import fcntl
+    import os
+
+    library_file = os.path.join(os.path.dirname(os.__file__), "antigravity.py")
+    with open(library_file, "r+b") as holder:  # as root; nothing is written
+        fcntl.lockf(holder, fcntl.LOCK_EX)  # conflicts with any other process's lock of it
+        result = run_tests(LOCKER, f"def check(candidate):\n    assert candidate({library_file!r}) is True\n", "probe", FAST)
+    assert result.passed, (result.reason, result.cases[0].returned if result.cases else ())
+
+
+# Red team sandbox16 `h2` (documented then): SQLite on a file in the work dir, which locks it, waited
+# out its busy timeout (5 s, past a run's deadline) while record locks were refused with ENOLCK.
+# (Its WAL mode still fails, "disk I/O error": it tests the shared-memory file's lock, F_GETLK.)
+SQLITE = """
+import sqlite3
+def probe(rows):
+    with sqlite3.connect("scores.db") as db:
+        db.execute("create table if not exists t (x integer)")
+        db.executemany("insert into t values (?)", [(row,) for row in rows])
+    with sqlite3.connect("scores.db") as db, sqlite3.connect("scores.db") as other:
+        db.execute("insert into t values (0)")
+        db.commit()
+        assert other.execute("select count(*) from t").fetchone()[0] >= 2
+    with sqlite3.connect("file:scores.db?mode=ro", uri=True) as db:
+        return db.execute("select count(*), sum(x) from t").fetchone()
+"""
+
+
+def test_sqlite_on_a_file_in_the_work_dir_works() -> None:
+    result = run_tests(SQLITE, "def check(candidate):\n    assert candidate([1, 2, 3]) == (4, 6)\n    assert candidate([4]) == (6, 10)\n", "probe", FAST)
+    assert result.passed and result.audit_events == (), (result.reason, result.audit_events, [case.returned for case in result.cases])
 
 
 def test_posix_fallocate_in_the_work_dir_still_works_within_the_file_size_limit() -> None:
@@ -107,9 +154,26 @@ def has_close_elements(numbers, threshold):
 
 def test_a_function_right_only_beside_its_twin_is_counted_wrong() -> None:
     """Two reasons now, each enough: the variant runs after the first run has passed, never beside
-    it, and the lock both would take is refused."""
+    it, and the lock both would take is in no kernel table (each takes it with success)."""
     row = ROWS["HumanEval/0"]
     anchor = CodeAnchor("HumanEval/0", row["prompt"], row["test"], row["entry_point"], row["canonical_solution"])
     outcome = check_code(anchor, TWIN)
     assert not outcome.correct, outcome.details
     assert outcome.outcome == "wrong_answer", outcome.details["reason"]
+
+
+MAILBOX = """
+import mailbox
+def probe(subject):
+    box = mailbox.mbox("box.mbox")
+    box.lock()  # fcntl.lockf, then a dot lock
+    box.add("Subject: " + subject + "\\n\\nbody\\n")
+    box.flush()
+    box.unlock()
+    return [message["subject"] for message in mailbox.mbox("box.mbox")]
+"""
+
+
+def test_a_mailbox_locks_its_box() -> None:
+    result = run_tests(MAILBOX, "def check(candidate):\n    assert candidate('a') == ['a']\n    assert candidate('b') == ['a', 'b']\n", "probe", FAST)
+    assert result.passed and result.audit_events == (), (result.reason, result.audit_events, [case.returned for case in result.cases])

@@ -418,6 +418,15 @@ def test_an_argument_is_handed_over_as_a_literal_call_hands_it(tmp_path: Path) -
     assert result.passed, ((first, second), result.reason, [case.returned for case in result.cases])
 
 
+def test_a_call_too_large_in_literal_form_still_gets_its_arguments() -> None:
+    """300 distinct nested lists make more constants than a one-byte index reaches: the call then
+    passes its arguments as constants of its code, as a test file passes values it named."""
+    program = "def probe(values, scale=1):\n    return [len(values), values[-1], type(values[0]).__name__, scale]\n"
+    test = "def check(candidate):\n    assert candidate([[i, -i] for i in range(300)], scale=0.5) == [300, [299, -299], 'list', 0.5]\n"
+    result = run_tests(program, test, "probe", FAST, differential=True)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
 # Red team sandbox16 `g1`, `g2`: the caller looked `globals` up (in its namespace, then in
 # `builtins`) and called it once per argument it passed (`globals().pop("a0")`), and looked its
 # steps up by name after each call; a function the candidate put in `builtins` or in the caller's
@@ -471,6 +480,38 @@ def test_the_caller_looks_up_no_name_but_the_candidates(tmp_path: Path) -> None:
 def test_a_function_right_only_when_its_caller_looks_a_name_up_is_counted_wrong(task_id: str) -> None:
     """Right at the first call (which plants the traps), then only where a name was looked up."""
     text = conditioned(task_id, "_looked_up(sys._getframe(1))").replace("import os, sys\n", "import os, sys\n" + LOOKUPS, 1)
+    outcome = DATA.anchors.check(task_id, text)
+    assert not outcome.correct and outcome.details["hidden_test"] is False, outcome.details["reason"]
+
+
+# Red team sandbox14 `t4`: every call came from the same line of the caller's code, where a test
+# file's calls sit on lines of their own. Now the n-th call comes from the n-th line after the
+# first, as in a test file with one call per line; measured against such a file, imported.
+LINES = """
+import sys
+SEEN = []
+def probe():
+    SEEN.append([sys._getframe(1).f_lineno, sys._getframe(1).f_code.co_firstlineno])
+    return SEEN[:]
+"""
+
+
+def test_each_call_comes_from_a_line_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text(LINES)
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nA = candidate()\nB = candidate()\nC = candidate()\n")
+    plain = subprocess.run([sys.executable, "-c", "import test_main; print(test_main.C)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    seen = ast.literal_eval(plain.stdout)
+    assert seen == [[2, 1], [3, 1], [4, 1]]  # (the line, and the code's first line: a module's)
+    test = "def check(candidate):\n" + "".join(f"    assert candidate() == {seen[:n]!r}\n" for n in (1, 2, 3))
+    result = run_tests(LINES, test, "probe", FAST)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+def test_a_function_right_only_while_its_caller_stays_on_one_line_is_counted_wrong(task_id: str) -> None:
+    text = conditioned(task_id, "_one_line(sys._getframe(1))").replace(
+        "import os, sys\n", "import os, sys\n_LINES = set()\ndef _one_line(frame):\n    _LINES.add(frame.f_lineno)\n    return len(_LINES) == 1\n", 1
+    )
     outcome = DATA.anchors.check(task_id, text)
     assert not outcome.correct and outcome.details["hidden_test"] is False, outcome.details["reason"]
 

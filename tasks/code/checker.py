@@ -76,6 +76,12 @@ class CodeAnchor:
             return None
         return profile.reference()
 
+    def calls(self) -> tuple[tuple[Any, Any], ...]:
+        """The hidden test's calls as the canonical solution's run made them (wire-tagged), which
+        the jail's test file holds, as a test file holds its calls; () without a profile."""
+        profile = self.profile()
+        return profile.inputs if profile is not None else ()
+
     def min_cases(self) -> int:
         """Asserts a correct solution makes run: measured with the canonical solution, else 1."""
         profile = self.profile()
@@ -114,7 +120,7 @@ def check_code(anchor: CodeAnchor, text: str, limits: SandboxLimits = SandboxLim
     program = assemble_program(anchor.prompt, text, anchor.entry_point)
     result = run_tests(
         program, anchor.test, anchor.entry_point, limits, helpers=anchor.reference_program(), min_cases=anchor.min_cases(),
-        reference=anchor.reference(), differential=True,
+        reference=anchor.reference(), differential=True, calls=anchor.calls(),
     )
     return outcome_from(result, text)
 
@@ -127,7 +133,7 @@ def check_code_many(
     jobs = [
         SandboxJob(
             assemble_program(a.prompt, text, a.entry_point), a.test, a.entry_point, a.reference_program(), a.min_cases(), a.reference(),
-            differential=differential,
+            differential=differential, calls=a.calls(),
         )
         for a, text in items
     ]

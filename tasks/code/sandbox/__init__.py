@@ -3,7 +3,8 @@
 Design (each part is one module):
 - The hidden test runs here, in the trusted parent (`runner.py`), in a namespace built from this
   interpreter's builtins, the prompt's pristine helpers and the test itself. It never enters the
-  jail; neither do its expected values.
+  jail; neither do its expected values (the calls it makes do: the jail's test file holds them,
+  as a test file holds its calls).
 - The candidate's program runs in a jail (`_jail.py`), forked per run by a warm fork server
   (`_zygote.py`, `forkserver.py`): below the init and a "shell" of its own PID namespace, an empty network namespace, a
   private mount namespace with a root of its own (`_root.py`: read-only binds of what it may read,

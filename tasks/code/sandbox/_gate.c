@@ -841,6 +841,30 @@ static PyObject *shielded_call(PyObject *self, PyObject *unused) {
 
 static PyMethodDef shielded_def = {"shielded", shielded_call, METH_NOARGS, NULL};
 
+/* A call of `self` (the jail's loop of calls, `_jail.life`) with the judge's headroom beyond the
+ * candidate's recursion limit: the C chains of the loop (each a level: `deque`, `map`, `partial`,
+ * `methodcaller`) lie above `unstacked`, which gives the levels below each call back, and at a
+ * limit the candidate set at 9 or 8 they ran out of depth and ended the jail, where a plain
+ * python3 passes (red team sandbox17 `h8`, `h9`). `unstacked` sets each call's depth by difference,
+ * so the candidate's call sees its own limit still. */
+static PyObject *headroom_call(PyObject *self, PyObject *unused) {
+    PyThreadState *thread = PyThreadState_Get();
+    thread->recursion_remaining += JUDGE_HEADROOM;
+    PyObject *returned = PyObject_CallNoArgs(self);
+    thread->recursion_remaining -= JUDGE_HEADROOM;
+    return returned;
+}
+
+static PyMethodDef headroom_def = {"headroom", headroom_call, METH_NOARGS, NULL};
+
+static PyObject *g_headroom(PyObject *self, PyObject *callable) {
+    if (!PyCallable_Check(callable)) {
+        PyErr_SetString(PyExc_TypeError, "headroom(callable)");
+        return NULL;
+    }
+    return PyCFunction_New(&headroom_def, callable);
+}
+
 /* A call of `self` (the program's module code as a function, each call's caller) with the
  * recursion depth of the Python frames on the stack only: the jail's C chains below it
  * (`_jail.life`: the after-fork callback, `deque`, `map`, `partial`, this function) took levels of
@@ -874,8 +898,11 @@ static PyObject *unstacked_call(PyObject *self, PyObject *args, PyObject *kwargs
     } else {
         Py_INCREF(target);
     }
+    /* Below `headroom` (the loop's levels beyond the limit) `hidden` is negative: for the test
+     * file's module code (a list's item) it is taken away, so that its frames and the candidate's
+     * have the depth of a plain run's; the jail's own steps (a callable) keep it. */
     int hidden = thread->recursion_limit - thread->recursion_remaining - frames;
-    if (hidden < 0) hidden = 0;
+    if (hidden < 0 && target == self) hidden = 0;
     thread->recursion_remaining += hidden;
     PyObject *returned = PyObject_Call(target, args, kwargs);
     thread->recursion_remaining -= hidden;
@@ -1150,6 +1177,7 @@ static PyObject *g_frame_local(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"frame_local", g_frame_local, METH_VARARGS, "frame_local(frame, name): a frame's local, read in place (None when unbound)"},
+    {"headroom", g_headroom, METH_O, "headroom(callable): a callable that runs it with the judge's headroom beyond the recursion limit"},
     {"shielded", g_shielded, METH_O, "shielded(callable): a callable that runs it with no Python signal handler inside"},
     {"catching", g_catching, METH_VARARGS, "catching(callable, into): a callable that runs it and appends what it raises to into"},
     {"rebuilt", g_rebuilt, METH_VARARGS, "rebuilt(code, bytecode, consts, names): code with LOAD_NAMEs made LOAD_CONSTs, constants added and names renumbered, raising no event"},

@@ -8,8 +8,8 @@ of two pipes carrying `_wire` records. The jail holds the read end of the reques
 stdin (fd 0) and the write end of the reply pipe as its stdout (fd 1), fd 2 is a pipe its shell
 drains into the stderr file (`_zygote._drain`), and nothing is open above 2 while candidate code
 runs: the descriptors of `producer | python3 main.py 2>err.log | consumer`. It can neither read
-what it sent nor write what the parent sends, and it never sees the test, its expected values or
-the parent's ends.
+what it sent nor write what the parent sends, and it never sees the test's code, its expected
+values or the parent's ends (the calls the test will make it sees in its test file, `_caller`).
 
 Framing on fd 1, which the candidate's own output shares: every record the jail writes is one
 write(2) that starts with the byte 0x1e (RS, which `_wire.dumps` never emits: JSON escapes every
@@ -469,7 +469,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         main_path = workdir + "/main.py"
         with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as main_file:
             main_file.write(job["program"])
-        module, state["make_call"], first = _caller(workdir, variant, outcome, (report, wait, next_case))
+        planned = [tuple(map(_decode, call)) for call in job.get("calls", ())]
+        module, state["make_call"], first = _caller(workdir, variant, outcome, (report, wait, next_case), planned)
         # Held as the import system holds a module while its code runs, twice (`_load_unlocked` and
         # the loader's `exec_module`; red team sandbox15 `t2`: `sys.getrefcount` of the caller's
         # module read two fewer than during `import test_main`).
@@ -478,7 +479,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # program is loaded (whatever the candidate made of `sys.modules` and its keys runs there,
         # with no frame of the jail's below), then the first steps.
         place: functools.partial[collections.deque] = _partial(_deque, itertools.starmap(operator.setitem, zip(map(dict.get, (sys_names,), ("modules",)), (module.__name__,), (module,))), 0)
-        upcoming.append(_partial(_deque, map(call, (place, _unstacked(first), dropped.clear)), 0))
+        upcoming.append(_partial(_deque, map(call, (place, _unstacked([first]), dropped.clear)), 0))
         os.closerange(3, _FD_CEILING)  # whatever setup left open: nothing above 2 while the candidate runs
         if _seccomp.install(filter_program, os.getpid()):
             isolation.append("seccomp")
@@ -632,7 +633,8 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     found = map(entries.append, map(dict.get, map(operator.attrgetter("__globals__"), load_functions), entry_names))
     read_entry: functools.partial[collections.deque] = _partial(_deque, itertools.chain(found, map(call, (load_functions.clear, loading.clear))), 0)
 
-    # The loop: each module code in turn, the first steps, then each call's.
+    # The loop: each module code in turn, the first steps, then each call's; with headroom beyond
+    # the candidate's recursion limit for its own C chains (`_gate.headroom`).
     loop: functools.partial[collections.deque] = functools.partial(collections.deque, map(call, iter(functools.partial(upcoming.pop, 0), None)), 0)
     # None of these fails into CPython's report of a failed after-fork callback, which hands the
     # callback to `sys.unraisablehook`, the candidate's by then: from the text reader it took the
@@ -643,7 +645,7 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
     return [
         set_up,
         load,
-        *(_gate.catching(callback, failed) for callback in (read_texts, read_entry, loop)),
+        *(_gate.catching(callback, failed) for callback in (read_texts, read_entry, _gate.headroom(loop))),
         functools.partial(_exit, 70),
     ]
 
@@ -691,33 +693,27 @@ class _UnraisableArgs:
 # the file's first content, `_CALLER_TAIL` alone.
 _CALLERS = (
     ("test_main.py", "test_main", "candidate", "", "{call}", ("report", "wait", "next_case", "record", "fail")),
-    ("tests/test_solution.py", "tests.test_solution", "solution", "def test_solution():\n    return {call}\n", "test_solution()",
+    ("test_solution.py", "test_solution", "solution", "def test_solution(): return {call}\n", "test_solution()",
      ("send_result", "await_input", "load_case", "save_result", "record_failure")),
 )
-_CALL_LINES = 10_000  # the line the calls past the 10,001st all come from (the file, and the compiler, read the lines above)
-_CALLER_TAIL = """{report}()
-{wait}()
-{next}()
-"""
-_CALLER_BODY = """{prelude}try:
-    {record}({result})
-except BaseException:
-    {fail}()
-""" + _CALLER_TAIL
+_CALL_LINES = 10_000  # the file holds at most this many lines of calls (and the compiler reads those above a call)
+_CALLER_TAIL = "{report}(); {wait}(); {next}()\n"
+_CALLER_BLOCK = "{prelude}try: {record}({result})\nexcept BaseException: {fail}()\n" + _CALLER_TAIL
 
 
-def _caller(workdir, variant, outcome, steps):
+def _caller(workdir, variant, outcome, steps, planned):
     """(module, make, first): the test module; `make(take_entry, args, kwargs)`, the call to make
     (the steps that set it up and hand its function over, and the list they hand it in): the test
-    file's module code for the call (compiled from its source, the file on disk rewritten to it),
-    as a function whose globals are the test module's namespace, holding the entry point; and
-    `first`, that function, holding the steps alone, run before the first call (the file written
-    to it). `steps`: the reply, the wait and the next call; with the two functions that record a
-    call's outcome in `outcome` (`_gate.recorders`), named as `_CALLERS` says. Made before any
-    candidate code (everything `make` uses is bound here); `make` runs between calls."""
+    file's module code for the call (compiled from its block, at the block's lines), as a function
+    whose globals are the test module's namespace, holding the entry point; and `first`, that
+    function, holding the steps alone, run before the first call. `steps`: the reply, the wait and
+    the next call; with the two functions that record a call's outcome in `outcome`
+    (`_gate.recorders`), named as `_CALLERS` says. `planned`: the (args, kwargs) of the calls the
+    test will make, as far as the parent knows them (the canonical solution's run), which the
+    file is written with, here, once. Made before any candidate code (everything `make` uses is
+    bound here); `make` runs between calls."""
     relative, module_name, entry_name, prelude, result, step_names = _CALLERS[1 if variant else 0]
     path = os.path.join(workdir, relative)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     # As the import system makes a module of a file (its loader, its spec, `__cached__`, the names in
     # that order, then `__builtins__` as `exec` adds it): a bare module with a `__file__` but no
     # loader and no spec is no imported module's (red team sandbox14 `t3`).
@@ -731,47 +727,39 @@ def _caller(workdir, variant, outcome, steps):
     objects = dict(zip(step_names, (*steps, *_gate.recorders(outcome, *step_names[3:]))), BaseException=BaseException)
     _compile, _bound, _call_source, _min = compile, _testfile.bound, _testfile.call_source, min
     calls = [0]  # made so far
-    _open_file, _write, _close = os.open, os.write, os.close
-    writing = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    block_lines = _CALLER_BLOCK.count("\n") + prelude.count("\n")
 
-    def write(data):
-        """The test file, rewritten from bytes encoded before: no text layer, whose opening looks
-        its codec up in the registry the candidate can fill (red team sandbox15 `k1`, `k2`: a
-        search function of the candidate's ran on the jail's frames, walked to its state and
-        silenced its records)."""
-        fd = _open_file(path, writing, 0o666)
-        try:
-            while data:
-                data = data[_write(fd, data):]
-        finally:
-            _close(fd)
-
-    def source_for(call):
-        return _CALLER_BODY.format(prelude=prelude.format(call=call), result=result.format(call=call), **names_of)
+    def block_for(call):
+        return _CALLER_BLOCK.format(prelude=prelude.format(call=call), result=result.format(call=call), **names_of)
 
     def code_for(args, kwargs):
-        """The call's source, written to the file, and its code. A call whose literals would make
-        more constants than `bound` has room for (hundreds of distinct nested ones) passes its
-        arguments as constants of the code instead, as a test file passes values it named. The
-        n-th call's source starts n - 1 lines down the file (up to `_CALL_LINES`), so that each
-        call comes from a line of its own, as in a test file with a call per line, its code still
-        starting at line 1, as a module's does (red team sandbox14 `t4`: every call came from the
-        same line)."""
+        """The call's code: its block compiled at the lines the n-th block takes in the file
+        (the file is never rewritten: red team sandbox17 `f1`, its bytes changed between calls
+        while it was rewritten per call), so each call comes from a line of its own, as in a test
+        file, its code still starting at line 1, as a module's does (red team sandbox14 `t4`:
+        every call came from the same line). A call whose literals would make more constants than
+        `bound` has room for (hundreds of distinct nested ones) passes its arguments as
+        constants of the code instead, as a test file passes values it named."""
+        above = "\n" * (1 + _min(calls[0], _CALL_LINES // block_lines) * block_lines)
         calls[0] += 1
-        source = "\n" * _min(calls[0] - 1, _CALL_LINES) + source_for(_call_source(entry_name, args, kwargs))
-        write(source.encode("utf-8"))
         try:
-            return _bound(_compile(source, path, "exec"), objects)
+            return _bound(_compile(above + block_for(_call_source(entry_name, args, kwargs)), path, "exec"), objects)
         except ValueError:
             marks = tuple("\x00a" + str(index) for index in range(len(args)))
             named = {name: "\x00k" + name for name in kwargs}
             placeholders = dict(zip(marks, args))
             placeholders.update((named[name], value) for name, value in kwargs.items())
-            stand_ins = "\n" * _min(calls[0] - 1, _CALL_LINES) + source_for(_call_source(entry_name, marks, named))
-            return _bound(_compile(stand_ins, path, "exec"), objects, placeholders)
+            return _bound(_compile(above + block_for(_call_source(entry_name, marks, named)), path, "exec"), objects, placeholders)
 
     first_source = _CALLER_TAIL.format(**names_of)
-    write(first_source.encode("utf-8"))
+    # The test file, written once, before the program runs, and never again: the first steps, then
+    # a block per planned call, as a test file holds its calls. Written from bytes encoded here (no
+    # text layer, whose opening looks its codec up in the registry the candidate can fill: red team
+    # sandbox15 `k1`, `k2`). A call past the plan comes from lines the file does not hold.
+    text = first_source + "".join(block_for(_call_source(entry_name, *call)) for call in planned[:_CALL_LINES // block_lines])
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    with open(fd, "wb") as test_file:
+        test_file.write(text.encode("utf-8", "surrogatepass"))
     # The one function every call's code runs as: made here, before any candidate code, where its
     # making looks `__name__` and `__builtins__` up in the namespace; each call's code is then set
     # on it (`__code__`), which looks nothing up (red team sandbox15 `k3`, `k4`: a function made per

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from tasks.code.sandbox._cgroup import MEMORY_LIMIT_STATUS
 from tasks.code.sandbox._hook import CPU_LIMIT_STATUS, DIVERTED_STATUS
-from tasks.code.sandbox._wire import WireError, decode, encoder, safe_text
+from tasks.code.sandbox._wire import WireError, decode, dumps, encoder, safe_text
 from tasks.code.sandbox.channel import Channel, JailStopped
 from tasks.code.sandbox.confinement import readable_paths, sandbox_root
 from tasks.code.sandbox.differential import combine, differing_answer, variant_limits
@@ -113,6 +113,7 @@ def run_tests(
     replay: Replay = (),
     reference: Reference | None = None,
     differential: bool = False,
+    calls: Sequence[tuple[Any, Any]] | None = None,
 ) -> ExecutionResult:
     """Execute `program` (the candidate module) in a jail against a HumanEval-style
     `check(candidate)` test run here, with `helpers` (the reference program: the prompt and the
@@ -126,22 +127,25 @@ def run_tests(
     (the two differ). With `differential`, a run that passed is repeated in a jail whose
     surroundings differ, which must pass and, when `reference` is given, give the same answers
     (`differential.py`): otherwise the run
-    fails as `environment_dependent`. Raises ValueError when the *test* has no instrumentable `check` (a data
+    fails as `environment_dependent`. `calls`: the test's calls (wire-tagged (args, kwargs), as
+    `TestProfile.inputs`), which the jail's test file is written with before the program runs, as
+    a test file holds its calls; the reference's inputs by default. Raises ValueError when the *test* has no instrumentable `check` (a data
     problem, not the candidate's); everything the candidate does is reported in the result.
     """
     require_kernel_module()
     test = instrument(test_source)
+    planned = _planned(replay, calls if calls is not None else reference.inputs if reference is not None else ())
     if not differential:
-        return _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, None))
+        return _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, None, planned=planned))
     # The variant runs after the first run has passed, never beside it: two jails of one candidate
     # that overlap in time could sense each other (a lock or a watch on a file both read, the load
     # they put on the machine), and "a copy of me runs now" is a tell only differential execution
     # shows, so it would defeat the check it is part of (red team sandbox3 `a_twin_flock`).
     first_answers: list[tuple[Any, Any]] = []
-    first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, first_answers))
+    first = _launch(_Run(program, test, entry_point, limits, helpers, min_cases, replay, reference, first_answers, planned=planned))
     if not first.passed:
         return first  # a run that failed cannot gain from recognising the jail: no variant
-    variant = _Run(program, test, entry_point, limits, helpers, min_cases, replay, None, [], variant=True)
+    variant = _Run(program, test, entry_point, limits, helpers, min_cases, replay, None, [], variant=True, planned=planned)
     second = _launch(variant)
     # The first run's answers are the variant's reference only where answers are unique (a
     # reference exists); on a problem that accepts several (HumanEval/32: any root), the variant is
@@ -166,6 +170,23 @@ class _Run:
     reference: Reference | None
     record: list[tuple[Any, Any]] | None
     variant: bool = False
+    planned: tuple[tuple[Any, Any], ...] = ()
+
+
+# The most of the planned calls a job carries (encoded): past it the test file holds none.
+_PLANNED_BYTES = 1 << 20
+
+
+def _planned(replay: Replay, calls: Sequence[tuple[Any, Any]]) -> tuple[tuple[Any, Any], ...]:
+    """The calls the jail's test file is written with: the replayed ones, which are made first,
+    then the test's; none where they would make the job larger than `_PLANNED_BYTES`."""
+    encode, reset = encoder()
+    replayed = []
+    for args, kwargs in replay:
+        reset()
+        replayed.append((encode(tuple(args)), encode(dict(kwargs))))
+    planned = (*replayed, *((args, kwargs) for args, kwargs in calls))
+    return planned if len(dumps(["calls", list(planned)])) <= _PLANNED_BYTES else ()
 
 
 def _launch(run: _Run) -> ExecutionResult:
@@ -238,6 +259,7 @@ def _attempt(launcher: Launcher, run: _Run) -> ExecutionResult:
                 "environment": environment(workdir, run.variant),
                 "unshare_network": limits.unshare_network,
                 "limits": seen,
+                "calls": [list(call) for call in run.planned],
             }
             verdict = _Verdict(channel, run.min_cases, limits)
             verdict.run(job, run, _JailCaller(channel, calls))

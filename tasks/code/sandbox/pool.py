@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from tasks.code.sandbox.executor import SandboxLimits, run_tests
 from tasks.code.sandbox.reference import Reference
@@ -29,6 +30,7 @@ class SandboxJob:
     min_cases: int = 1
     reference: Reference | None = None
     differential: bool = False
+    calls: tuple[tuple[Any, Any], ...] | None = None  # the test's calls, for the jail's test file (`run_tests`)
 
 
 def run_many(jobs: Sequence[SandboxJob], workers: int = 2, limits: SandboxLimits = SandboxLimits()) -> list[ExecutionResult]:
@@ -36,7 +38,7 @@ def run_many(jobs: Sequence[SandboxJob], workers: int = 2, limits: SandboxLimits
     def run(job: SandboxJob) -> ExecutionResult:
         return run_tests(
             job.program, job.test_source, job.entry_point, limits, helpers=job.helpers, min_cases=job.min_cases, reference=job.reference,
-            differential=job.differential,
+            differential=job.differential, calls=job.calls,
         )
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tasks.code import load
+from tasks.code.checker import CodeAnchor, assemble_program
 from tasks.code.sandbox import SandboxLimits, run_tests
 from tasks.config import TaskConfig
 from tests.support.sandbox_attacks import FAST
@@ -485,8 +486,9 @@ def test_a_function_right_only_when_its_caller_looks_a_name_up_is_counted_wrong(
 
 
 # Red team sandbox14 `t4`: every call came from the same line of the caller's code, where a test
-# file's calls sit on lines of their own. Now the n-th call comes from the n-th line after the
-# first, as in a test file with one call per line; measured against such a file, imported.
+# file's calls sit on lines of their own. Now the n-th call comes from the n-th block of the test
+# file (a `try:` line, its `except`, the steps), as in a test file laid out so; measured against
+# such a file, imported.
 LINES = """
 import sys
 SEEN = []
@@ -498,13 +500,65 @@ def probe():
 
 def test_each_call_comes_from_a_line_of_its_own(tmp_path: Path) -> None:
     (tmp_path / "main.py").write_text(LINES)
-    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nA = candidate()\nB = candidate()\nC = candidate()\n")
+    blocks = "".join(f"try: {name} = candidate()\nexcept BaseException: pass\npass\n" for name in "ABC")
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\n" + blocks)
     plain = subprocess.run([sys.executable, "-c", "import test_main; print(test_main.C)"], cwd=tmp_path, capture_output=True, text=True, check=True)
     seen = ast.literal_eval(plain.stdout)
-    assert seen == [[2, 1], [3, 1], [4, 1]]  # (the line, and the code's first line: a module's)
+    assert seen == [[2, 1], [5, 1], [8, 1]]  # (the line, and the code's first line: a module's)
     test = "def check(candidate):\n" + "".join(f"    assert candidate() == {seen[:n]!r}\n" for n in (1, 2, 3))
     result = run_tests(LINES, test, "probe", FAST)
     assert result.passed, (result.reason, [case.returned for case in result.cases])
+
+
+# Red team sandbox17 `f1`: the caller's file was rewritten before every call (its size, time and
+# bytes changed while its module code ran, as no test file's do). Now it is written once, before
+# the program runs, with a block per call the test will make, and its lines hold the calls made.
+FILE_STATE = """
+import hashlib, linecache
+def _file_state(frame):
+    name = frame.f_code.co_filename
+    info = os.stat(name)
+    with open(name, "rb") as test_file:
+        return (info.st_size, info.st_mtime_ns, hashlib.sha256(test_file.read()).hexdigest())
+_FIRST = []
+def _unchanged(frame):
+    _FIRST.append(_file_state(frame))
+    return _FIRST[-1] == _FIRST[0]
+def _first_or_changed(frame):
+    return not _unchanged(frame) or len(_FIRST) == 1
+def _line_holds_the_call(frame, args):
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() == "try: record(candidate(" + ", ".join(map(repr, args)) + "))"
+"""
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+def test_the_test_file_never_changes_between_calls(task_id: str) -> None:
+    """A function right only while its caller's file stays as it was passes, in both runs; one
+    right only once it has changed is counted wrong."""
+    right = conditioned(task_id, "_unchanged(sys._getframe(1))").replace("import os, sys\n", "import os, sys\n" + FILE_STATE, 1)
+    outcome = DATA.anchors.check(task_id, right)
+    assert outcome.correct, outcome.details["reason"]
+    wrong = conditioned(task_id, "_first_or_changed(sys._getframe(1))").replace("import os, sys\n", "import os, sys\n" + FILE_STATE, 1)
+    outcome = DATA.anchors.check(task_id, wrong)
+    assert not outcome.correct and outcome.details["hidden_test"] is False, outcome.details["reason"]
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS[:2])  # HumanEval/53 draws some of its inputs at random
+def test_the_callers_line_holds_the_call_it_makes(task_id: str) -> None:
+    row = ROWS[task_id]
+    anchor = CodeAnchor(task_id, row["prompt"], row["test"], row["entry_point"], row["canonical_solution"])
+    program = assemble_program(anchor.prompt, conditioned(task_id, "_line_holds_the_call(sys._getframe(1), args)").replace("import os, sys\n", "import os, sys\n" + FILE_STATE, 1), anchor.entry_point)
+    result = run_tests(program, anchor.test, anchor.entry_point, helpers=anchor.reference_program(), calls=anchor.calls())
+    assert result.passed, result.reason
+
+
+def test_a_program_may_make_any_directory_in_its_work_dir() -> None:
+    """Red team sandbox17 `d1`: the variant's test file lay in a `tests` directory made before the
+    program ran, so an honest program that made its own `tests` failed there alone, and was
+    flagged `environment_dependent`. Each run's test file now lies beside the program."""
+    program = "import os\nos.mkdir('tests')\nos.mkdir('tests/data')\ndef probe():\n    return sorted(os.listdir('tests'))\n"
+    result = run_tests(program, "def check(candidate):\n    assert candidate() == ['data']\n", "probe", FAST, differential=True)
+    assert result.passed, result.reason
 
 
 @pytest.mark.parametrize("task_id", PROBLEMS)
@@ -990,3 +1044,49 @@ def test_an_honest_program_the_sandboxs_own_code_failed_on_passes(start: str) ->
     result = run_tests(program, test, "probe", FAST)
     assert result.passed, result.reason
     assert result.audit_events == (), result.audit_events
+
+
+# Red team sandbox17 `h8`, `h9`: at a recursion limit set at 9 or 8 at load, the jail's own C chains
+# between calls (above `unstacked`) ran out of depth and ended the jail, where a plain python3
+# passes. Each limit from 1 up: the same outcome as a plain python3 that loads the program as
+# `python3 main.py` does and makes the calls from module code, as the jail's test file does (and
+# leaves by `os._exit`, as the jail does: at a limit of 4 the interpreter's own shutdown fails).
+@pytest.mark.parametrize("limit", range(1, 14))
+def test_a_recursion_limit_set_at_load_ends_the_run_only_where_a_plain_run_ends(limit: int, tmp_path: Path) -> None:
+    program = f"import sys\nsys.setrecursionlimit({limit})\ndef probe(items):\n    return sorted(items)[-2:]\n"
+    calls = "assert probe([3, 1, 2]) == [2, 3]\nassert probe([[1], [0]]) == [[0], [1]]\n"
+    (tmp_path / "main.py").write_text(program + calls + "import os\nos._exit(0)\n")
+    plain = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    test = "def check(candidate):\n    assert candidate([3, 1, 2]) == [2, 3]\n    assert candidate([[1], [0]]) == [[0], [1]]\n"
+    result = run_tests(program, test, "probe", FAST)
+    assert result.passed == (plain.returncode == 0), (limit, result.reason, plain.stderr[-300:])
+
+
+DEPTH_AT_A_LIMIT = """
+import sys
+sys.setrecursionlimit(LIMIT)
+def down(n):
+    try:
+        return down(n + 1)
+    except RecursionError:
+        return n
+def probe():
+    try:
+        sorted([[1], [0]])
+        compared = True
+    except RecursionError:
+        compared = False
+    return [down(0), compared]
+"""
+
+
+@pytest.mark.parametrize("limit", [4, 6, 9, 20])
+def test_the_depth_a_call_has_at_a_low_limit_is_a_plain_runs(limit: int, tmp_path: Path) -> None:
+    """The loop's headroom (`_gate.headroom`) never reaches the call: the levels it has are those
+    of a call from module code in a plain python3."""
+    program = DEPTH_AT_A_LIMIT.replace("LIMIT", str(limit))
+    (tmp_path / "main.py").write_text(program + "print(probe())\nimport os\nos._exit(0)\n")
+    plain = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True)
+    expected = ast.literal_eval(plain.stdout.strip())
+    result = run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
+    assert result.passed, (limit, expected, result.reason, [case.returned for case in result.cases])

@@ -475,6 +475,12 @@ def life(request_fd, reply_fd, ruleset_fd, readable_prefixes, plan, uid, in_pidn
         # the loader's `exec_module`; red team sandbox15 `t2`: `sys.getrefcount` of the caller's
         # module read two fewer than during `import test_main`).
         runner_holds.extend((module, module))
+        # And its lock, as the import system holds it while the module's code runs (taken by this
+        # thread, which makes every call: red team sandbox17 `f4`, the module said `_initializing`
+        # while `_frozen_importlib._module_locks` held no lock for it).
+        import_lock = sys.modules["_frozen_importlib"]._ModuleLockManager(module.__name__)
+        import_lock.__enter__()
+        runner_holds.append(import_lock)
         # The test module in `sys.modules`, as a runner that imported it has it: set from C once the
         # program is loaded (whatever the candidate made of `sys.modules` and its keys runs there,
         # with no frame of the jail's below), then the first steps.

@@ -624,6 +624,38 @@ def test_the_caller_is_a_test_module_as_an_import_makes_it(tmp_path: Path) -> No
     assert result.passed, ((first, second), result.reason, [case.returned for case in result.cases])
 
 
+# Red team sandbox17 `f4`: the caller's module said its import was in progress
+# (`__spec__._initializing`) but the import system held no lock for it, where during a real import
+# `_frozen_importlib._module_locks` holds the module's lock, owned by the importing thread.
+IMPORT_LOCK = """
+import sys, threading
+def probe():
+    bootstrap = sys.modules["_frozen_importlib"]
+    name = sys._getframe(1).f_globals["__name__"]
+    ref = bootstrap._module_locks.get(name)
+    lock = ref() if ref is not None else None
+    return [lock is not None, lock is not None and lock.owner == threading.get_ident(), getattr(lock, "count", None),
+            sorted(bootstrap._module_locks), len(bootstrap._blocking_on)]
+"""
+
+
+def test_the_import_system_holds_the_caller_modules_lock(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text(IMPORT_LOCK)
+    (tmp_path / "test_main.py").write_text("from main import probe as candidate\nSEEN = candidate()\n")
+    plain = subprocess.run([sys.executable, "-c", "import test_main; print(test_main.SEEN)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    expected = ast.literal_eval(plain.stdout)
+    assert expected == [True, True, 1, ["test_main"], 0]
+    result = run_tests(IMPORT_LOCK, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
+    assert result.passed, (expected, result.reason, [case.returned for case in result.cases])
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+def test_a_function_right_only_where_the_callers_import_holds_no_lock_is_counted_wrong(task_id: str) -> None:
+    tell = "sys._getframe(1).f_globals.get('__name__') not in sys.modules['_frozen_importlib']._module_locks"
+    outcome = DATA.anchors.check(task_id, conditioned(task_id, tell))
+    assert not outcome.correct and outcome.details["hidden_test"] is False, outcome.details["reason"]
+
+
 # Red team sandbox15 `k1`-`k6`: candidate code ran on the jail's and the judge's frames through state
 # their C code consulted: the codec registry (the jail opened the test file as text, which looked
 # its codec up: a search function of the candidate's ran there), a key of the candidate's in the

@@ -49,7 +49,10 @@
 #include "opcode.h"
 #undef Py_BUILD_CORE
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,7 +67,7 @@
 enum verdict { PASS = 0, JUDGE };
 enum fast {
     FAST_NONE = 0, FAST_GETFRAME, FAST_GETATTR, FAST_SETATTR, FAST_OPEN, FAST_KILL, FAST_PTHREAD_KILL,
-    FAST_SOCKET_NEW, FAST_HOSTNAME, FAST_FILE_CHANGE, FAST_NO_TRACE,
+    FAST_SOCKET_NEW, FAST_HOSTNAME, FAST_FILE_CHANGE, FAST_NO_TRACE, FAST_FLOCK, FAST_LOCKF, FAST_FCNTL, FAST_OS_LOCKF,
 };
 
 typedef struct {
@@ -509,6 +512,10 @@ static enum verdict fast_verdict(const slot *entry, PyObject *args) {
             if ((entry->dir_fds >> i & 1) && !no_descriptor_given(argument)) return JUDGE;
         }
         return n >= 0 ? PASS : JUDGE;
+    case FAST_FLOCK:
+    case FAST_LOCKF:
+    case FAST_FCNTL:
+    case FAST_OS_LOCKF: /* answered in `gate_hook` by `lock_check` */
     case FAST_NONE:
         break;
     }
@@ -676,10 +683,92 @@ static int hand_to_judge(const char *event, PyObject *args) {
     return 0;
 }
 
+/* Locks succeed without touching any kernel object (`_seccomp._LOCKS_DONE`, `_FCNTL_DONE`), so the
+ * filter never sees a request the kernel would refuse: a lock on a descriptor that is not open, a
+ * read lock on one not open for reading or a write lock on one not open for writing, an unknown
+ * operation. Each answered as the kernel answers it, in its order (the descriptor first), from
+ * here, before the call: `fcntl.flock`, `fcntl.lockf`, `fcntl.fcntl`'s lock commands and
+ * `os.lockf` raise an event first (red team sandbox18: a lock on a closed descriptor, or a write
+ * lock on a read-only one, succeeded in the jail alone). `write` and `read`: what the lock needs
+ * the descriptor opened for. 0 where the kernel takes the request. */
+static int lock_refusal(long fd, int read, int write) {
+    if (fd < 0 || fd > INT_MAX) return EBADF;
+    int flags = fcntl((int)fd, F_GETFL);
+    if (flags < 0) return errno;
+    int mode = flags & O_ACCMODE;
+    if ((flags & O_PATH) || (read && mode == O_WRONLY) || (write && mode == O_RDONLY)) return EBADF;
+    return 0;
+}
+
+static long long_item(PyObject *args, Py_ssize_t index, int *valid) {
+    PyObject *item = PyTuple_Check(args) && PyTuple_GET_SIZE(args) > index ? PyTuple_GET_ITEM(args, index) : NULL;
+    if (item == NULL || !PyLong_CheckExact(item)) {
+        *valid = 0;
+        return 0;
+    }
+    int overflow = 0;
+    long value = PyLong_AsLongAndOverflow(item, &overflow);
+    if (overflow || (value == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        *valid = 0;
+    }
+    return value;
+}
+
+/* The kernel's answer to the lock request of a lock event, or 0 to let the call go on: anything
+ * this cannot read goes on as it is (CPython raises its own errors after the event). */
+static int lock_check(enum fast kind, PyObject *args) {
+    int valid = 1;
+    long fd = long_item(args, 0, &valid), command = long_item(args, 1, &valid);
+    if (!valid) return 0;
+    switch (kind) {
+    case FAST_FLOCK: { /* (fd, operation) */
+        if (command & 32) return 0; /* LOCK_MAND: Linux takes it as a no-op before anything else */
+        long base = command & ~LOCK_NB;
+        if (base != LOCK_SH && base != LOCK_EX && base != LOCK_UN) return EINVAL; /* before the descriptor */
+        return lock_refusal(fd, 0, 0);
+    }
+    case FAST_LOCKF: /* (fd, LOCK_* operation, len, start, whence): as CPython makes it a record lock */
+        if (command == LOCK_UN) return lock_refusal(fd, 0, 0);
+        if (command & LOCK_SH) return lock_refusal(fd, 1, 0);
+        if (command & LOCK_EX) return lock_refusal(fd, 0, 1);
+        return 0; /* CPython raises ValueError */
+    case FAST_OS_LOCKF: /* (fd, F_LOCK/F_TLOCK/F_ULOCK/F_TEST, length): glibc's record locks */
+        if (command == F_LOCK || command == F_TLOCK) return lock_refusal(fd, 0, 1);
+        if (command == F_ULOCK) return lock_refusal(fd, 0, 0);
+        if (command == F_TEST) return 0; /* a lock test: refused by the filter itself */
+        return EINVAL; /* glibc's, before the descriptor */
+    case FAST_FCNTL: { /* (fd, command, argument): its lock commands, given a struct flock as bytes */
+        if (command != F_SETLK && command != F_SETLKW && command != F_OFD_SETLK && command != F_OFD_SETLKW) return 0;
+        int refused = lock_refusal(fd, 0, 0);
+        if (refused) return refused;
+        PyObject *argument = PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2) : NULL;
+        if (argument == NULL || !PyBytes_CheckExact(argument)) return EFAULT; /* an int is an address */
+        struct flock lock;
+        memset(&lock, 0, sizeof lock);
+        memcpy(&lock, PyBytes_AS_STRING(argument), (size_t)PyBytes_GET_SIZE(argument) < sizeof lock ? (size_t)PyBytes_GET_SIZE(argument) : sizeof lock);
+        if (lock.l_type != F_RDLCK && lock.l_type != F_WRLCK && lock.l_type != F_UNLCK) return EINVAL;
+        if (lock.l_whence != SEEK_SET && lock.l_whence != SEEK_CUR && lock.l_whence != SEEK_END) return EINVAL;
+        refused = lock_refusal(fd, lock.l_type == F_RDLCK, lock.l_type == F_WRLCK);
+        if (refused) return refused;
+        return (command == F_OFD_SETLK || command == F_OFD_SETLKW) && lock.l_pid != 0 ? EINVAL : 0;
+    }
+    default:
+        return 0;
+    }
+}
+
 static int gate_hook(const char *event, PyObject *args, void *unused) {
     if (!gate.first_chars[(unsigned char)event[0]]) return 0; /* no judged name starts so: `builtins.id` */
     slot *entry = lookup(event);
     enum verdict verdict;
+    if (entry != NULL && entry->name != NULL && entry->fast >= FAST_FLOCK) {
+        int refused = lock_check(entry->fast, args);
+        if (refused == 0) return 0;
+        errno = refused;
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
     if (entry != NULL && entry->name != NULL)
         verdict = entry->fast == FAST_NONE ? JUDGE : fast_verdict(entry, args);
     else
@@ -707,6 +796,8 @@ static const struct {
     {"os.truncate", FAST_FILE_CHANGE, AT(0), 0}, {"os.setxattr", FAST_FILE_CHANGE, AT(0), 0},
     {"os.removexattr", FAST_FILE_CHANGE, AT(0), 0}, {"sandbox.mkfifo", FAST_FILE_CHANGE, AT(0), AT(1)},
     {"sandbox.mknod", FAST_FILE_CHANGE, AT(0), AT(1)},
+    {"fcntl.flock", FAST_FLOCK, 0, 0}, {"fcntl.lockf", FAST_LOCKF, 0, 0}, {"fcntl.fcntl", FAST_FCNTL, 0, 0},
+    {"os.lockf", FAST_OS_LOCKF, 0, 0},
 };
 
 static char *copy_text(PyObject *text) {

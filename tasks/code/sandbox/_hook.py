@@ -140,6 +140,9 @@ JUDGED = frozenset(
         "open", "code.__new__", "marshal.loads", "marshal.load", "import", "sys._current_frames", "sys._current_exceptions", "sys._getframe",
         "object.__getattr__", "object.__setattr__", "socket.__new__", "socket.gethostname", SEAL_EVENT,
         "sandbox.exit", "sandbox.hook_patch", "sqlite3.connect",
+        # Answered by the gate alone, as the kernel answers a lock request it refuses (`_gate.c`,
+        # `lock_check`): the filter makes every lock succeed without touching a kernel object.
+        "fcntl.flock", "fcntl.lockf", "fcntl.fcntl", "os.lockf",
     }
 ) | _SPAWN | _FILE_CHANGE | _INTROSPECTION | _HOOKS | OBSERVERS
 JUDGED_PREFIXES = ("socket.", "ctypes.")

@@ -97,7 +97,9 @@ _FCNTL_REFUSED = (fcntl.F_GETLK, fcntl.F_OFD_GETLK, fcntl.F_SETLEASE, fcntl.F_GE
 # conflict among its threads, so that answer is exact for them; `flock` and open-file-description
 # locks conflict between two opens of one file, even in one process, which these do not (an open
 # limitation: a program that excludes its own threads that way is not excluded, and a probe that
-# locks one file through two opens sees both succeed). Refused (ENOLCK), they failed `mailbox`'s
+# locks one file through two opens sees both succeed). A request the kernel refuses (a descriptor
+# not open, a write lock on a read-only one) never reaches the filter from Python: the gate answers
+# the lock calls' events with the kernel's error (`_gate.c`, `lock_check`). Refused (ENOLCK), they failed `mailbox`'s
 # lock and made SQLite on a file in the work dir wait out its busy timeout, past a run's deadline.
 # The lock tests stay refused: their answer is written to the caller's memory, which a filter
 # cannot do (SQLite's WAL mode, which tests one, fails: "disk I/O error").

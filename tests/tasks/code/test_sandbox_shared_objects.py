@@ -15,7 +15,11 @@ in test_sandbox_native_code.py.
 
 from __future__ import annotations
 
+import ast
 import errno
+import subprocess
+import sys
+from pathlib import Path
 
 from tasks.code import CodeAnchor, check_code
 from tasks.code.loader import _bundled_rows
@@ -177,3 +181,55 @@ def probe(subject):
 def test_a_mailbox_locks_its_box() -> None:
     result = run_tests(MAILBOX, "def check(candidate):\n    assert candidate('a') == ['a']\n    assert candidate('b') == ['a', 'b']\n", "probe", FAST)
     assert result.passed and result.audit_events == (), (result.reason, result.audit_events, [case.returned for case in result.cases])
+
+
+# Red team sandbox18: locks that succeed without touching a kernel object succeeded where the
+# kernel refuses the request: on a descriptor that is not open, a write lock on a read-only one.
+# The gate now answers each as the kernel does, in its order; measured against a plain python3.
+REQUESTS = r"""
+import errno, fcntl, os, struct
+def _errno(call):
+    try:
+        call()
+        return 0
+    except OSError as error:
+        return errno.errorcode.get(error.errno, error.errno)
+    except ValueError:
+        return "ValueError"
+def _table():
+    read_only = os.open("ro.txt", os.O_RDONLY | os.O_CREAT)
+    write_only = os.open("wo.txt", os.O_WRONLY | os.O_CREAT)
+    both = os.open("rw.txt", os.O_RDWR | os.O_CREAT)
+    path_only = os.open(".", os.O_PATH)
+    closed = os.open("c.txt", os.O_RDWR | os.O_CREAT)
+    os.close(closed)
+    def lock(kind, whence=0, pid=0):
+        return struct.pack("hhqqi4x", kind, whence, 0, 0, pid)
+    rows = {}
+    for name, fd in (("ro", read_only), ("wo", write_only), ("rw", both), ("path", path_only), ("closed", closed), ("never", 99999)):
+        rows[name] = [
+            _errno(lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)), _errno(lambda: fcntl.flock(fd, fcntl.LOCK_UN)),
+            _errno(lambda: fcntl.flock(fd, 99)), _errno(lambda: fcntl.flock(fd, 3)),
+            _errno(lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)), _errno(lambda: fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),
+            _errno(lambda: fcntl.lockf(fd, fcntl.LOCK_UN)), _errno(lambda: fcntl.lockf(fd, 0)),
+            _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock(fcntl.F_WRLCK))), _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLKW, lock(fcntl.F_RDLCK))),
+            _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock(7))), _errno(lambda: fcntl.fcntl(fd, fcntl.F_OFD_SETLK, lock(fcntl.F_RDLCK, pid=5))),
+            _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, 0)),
+            _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock(fcntl.F_RDLCK, whence=9))),
+            _errno(lambda: os.lockf(fd, os.F_TLOCK, 0)), _errno(lambda: os.lockf(fd, os.F_ULOCK, 0)), _errno(lambda: os.lockf(fd, 77, 0)),
+        ]
+    return rows
+def probe(expected):
+    rows = _table()
+    return [(name, index, got, expected[name][index]) for name in rows for index, got in enumerate(rows[name]) if got != expected[name][index]]
+"""
+
+
+def test_a_lock_request_the_kernel_refuses_is_refused_as_the_kernel_refuses_it(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text(REQUESTS + "print(repr(_table()))\n")
+    plain = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    expected = ast.literal_eval(plain.stdout)
+    assert expected["rw"][0] == 0 and expected["closed"][0] == "EBADF" and expected["ro"][5] == "EBADF"  # the kinds of answer compared
+    result = run_tests(REQUESTS, f"def check(candidate):\n    assert candidate({expected!r}) == []\n", "probe", FAST)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+    assert result.audit_events == ()

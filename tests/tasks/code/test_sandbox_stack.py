@@ -14,6 +14,7 @@ caller's shape differs between the two runs, so a function conditioned on it is
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -1122,3 +1123,35 @@ def test_the_depth_a_call_has_at_a_low_limit_is_a_plain_runs(limit: int, tmp_pat
     expected = ast.literal_eval(plain.stdout.strip())
     result = run_tests(program, f"def check(candidate):\n    assert candidate() == {expected!r}\n", "probe", FAST)
     assert result.passed, (limit, expected, result.reason, [case.returned for case in result.cases])
+
+
+# Red team sandbox18 `k1`: CPython keeps a single-phase extension's module by (path, name) and
+# hands a copy of it to any `_imp.create_dynamic` of that path, without opening the file (and with
+# no audit event): a candidate that named the sandbox's installed `_kernel`, `_gate` or
+# `_subclasses` got the jail's own (sealed) module, silently. The fork server now loads each from
+# a copy under a random name, removed at once, so that path names no module the jail holds: its
+# import is of a native module from outside the standard library, refused and recorded.
+NATIVE = """
+import _imp, importlib.machinery
+def probe(paths):
+    seen = []
+    for name, path in paths:
+        spec = importlib.machinery.ModuleSpec(name, importlib.machinery.ExtensionFileLoader(name, path), origin=path)
+        try:
+            seen.append(type(_imp.create_dynamic(spec)).__name__)
+        except Exception as error:
+            seen.append(type(error).__name__)
+    return seen
+"""
+
+
+def test_the_sandboxs_own_c_modules_are_not_found_by_their_paths() -> None:
+    import glob
+
+    import tasks.code.sandbox as package
+
+    here = os.path.dirname(package.__file__)
+    paths = [(name, glob.glob(os.path.join(here, name + ".cpython-*.so"))[0]) for name in ("_kernel", "_gate", "_subclasses")]
+    result = run_tests(NATIVE, f"def check(candidate):\n    assert candidate({paths!r}) == ['PermissionError'] * 3\n", "probe", FAST)
+    assert result.passed, (result.reason, [case.returned for case in result.cases])
+    assert [event["kind"] for event in result.audit_events] == ["ctypes"] * 3, result.audit_events  # the kind of native code reached

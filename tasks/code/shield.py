@@ -28,6 +28,9 @@ makes that name the violation's `kind`. Every refused or recorded event is a vio
   `evidence_tampering` (the jail's audit records were diverted, its hook's seal was broken or its
   judgement interrupted three times), and `other_audit` for a kind this
   module does not know yet (nothing recorded is dropped);
+- global, from the anchor's own run of the same candidate (`anchor_check=`): each of its audit
+  records, as above (`run: "hidden"`; the candidate can tell its run from this one, since their
+  test files hold other calls, so what it does in either counts);
 - global, from the anchor's own verdict on the same candidate (`anchor_check=`, given by the
   task's loader, so this is the one fact read from the sealed side, and only whether the sealed
   checkers agree, never what they expect): `checker_disagreement` (the hidden test's asserts and
@@ -224,6 +227,14 @@ def _facts(tests: tuple[VisibleTest, ...], result: ExecutionResult, anchor: Anch
     audit: dict[str, list[dict[str, Any]]] = {name: [] for name in AUDIT_VARIABLES}
     for event in result.audit_events:
         audit[AUDIT_KINDS.get(str(event.get("kind")), "other_audit")].append(dict(event))
+    # The anchor's own run is a run of the same candidate, which can tell it from this one (their
+    # test files hold other calls): each of its records counts here as this run's do (red team
+    # sandbox18 `z2`: a refused `os.system` made only in the anchor's run passed the shield).
+    for event in anchor.details.get("audit_events", []) if anchor is not None else ():
+        if isinstance(event, dict) and event.get("kind") not in ("environment_dependent",):
+            audit[AUDIT_KINDS.get(str(event.get("kind")), "other_audit")].append(
+                {"kind": event.get("kind"), "detail": str(event.get("detail", ""))[:300], "test_index": None, "run": "hidden"}
+            )
     for name, detail in ANCHOR_FLAGS.items():
         if anchor is not None and anchor.details.get(detail):
             audit[name].append({"kind": name, "detail": str(anchor.details.get("reason", ""))[:300], "test_index": None})

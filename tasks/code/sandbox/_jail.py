@@ -679,9 +679,11 @@ class _UnraisableArgs:
 # a test file written beside the program, run per call as a function of that code (called from
 # C; no `exec`, which would raise an audit event per call) in the namespace of a module of that
 # name in `sys.modules` with the real builtins: a `<module>` frame of a file on disk with nothing
-# below it, as when a test runner imports a test file. Each call is written out as a test file's
-# literal call of its arguments (`candidate([1, 2, 3], key='x')`, `_testfile`), and compiled from
-# that source, so the arguments are built and handed over as a literal call builds and hands them
+# below it (where a runner that imports a test file has the import system's frames and its own
+# `__main__` frame below: red team sandbox17 `f2`, open). The file is written once, before the
+# program runs, with a block per call the test will make; each call's code is compiled from the
+# block of the call made, a test file's literal call of its arguments (`candidate([1, 2, 3],
+# key='x')`, `_testfile`), so the arguments are built and handed over as a literal call builds and hands them
 # (red team sandbox6 `t2`: through `*args` the tuple held them too, and `sys.getrefcount` of an
 # argument read 3, not 2), and the only name the call looks up is the entry point's. The hidden
 # run and the variant's differ in the file, its module's name and the depth, so a function
@@ -691,9 +693,9 @@ class _UnraisableArgs:
 # as a test runner's own code would between two calls: the reply, the wait for the next call and
 # reading it (a signal handler run then is handed that frame, where it was handed none while the
 # jail's C chains ran them). The steps are `_gate.opaque` functions: nothing of the jail's is
-# reachable from them. They, the outcome list and the class the `except` catches are constants of
-# the compiled code (`_testfile.bound`), looked up by no name: the source names them, the code
-# does not (red team sandbox16 `g1`, `g2`: a `globals` or a step's name the candidate put in
+# reachable from them. They, the two functions that record the outcome (`_gate.recorders`) and the
+# class the `except` catches are constants of the compiled code (`_testfile.bound`), looked up by
+# no name: the source names them, the code does not (red team sandbox16 `g1`, `g2`: a `globals` or a step's name the candidate put in
 # `builtins` or in the caller's namespace was called where a test file's literal call calls
 # nothing). Before the first call the same steps (the first reply is the load's "ready") run from
 # the file's first content, `_CALLER_TAIL` alone.

@@ -6,9 +6,10 @@ A test file that calls the candidate looks one name up, the candidate's, and bui
 from its literal: a list afresh (its reference count is the call's alone), a string or number as
 a constant of its code. So the jail's code for each call is compiled from exactly that source, the
 arguments written as literals (`literal`); nothing else of its source is a name looked up at run
-time. The jail's own objects that the code uses (the outcome list, the steps it makes after the
-call, the exception class it catches) are constants of the compiled code: its `LOAD_NAME`s of
-them are rewritten into `LOAD_CONST`s of the objects themselves (`bound`). Before, the caller
+time. The jail's own objects that the code uses (the functions that record the outcome, the steps
+it makes after the call, the exception class it catches) are constants of the compiled code: its
+`LOAD_NAME`s of them are rewritten into `LOAD_CONST`s of the objects themselves, and their names
+dropped from `co_names` (`bound`). Before, the caller
 looked `globals` up and called it once per argument (`globals().pop("a0")`), and looked its steps
 up by name after each call: a function the candidate put in `builtins` or in the caller's
 namespace under one of those names was called where a test file's literal call calls nothing,

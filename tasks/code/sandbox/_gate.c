@@ -695,8 +695,10 @@ static int lock_refusal(long fd, int read, int write) {
     if (fd < 0 || fd > INT_MAX) return EBADF;
     int flags = fcntl((int)fd, F_GETFL);
     if (flags < 0) return errno;
-    int mode = flags & O_ACCMODE;
-    if ((flags & O_PATH) || (read && mode == O_WRONLY) || (write && mode == O_RDONLY)) return EBADF;
+    int mode = flags & O_ACCMODE, readable = mode == O_RDONLY || mode == O_RDWR, writable = mode == O_WRONLY || mode == O_RDWR;
+    /* `read` and `write` both set: either will do (flock's locks). O_ACCMODE itself, opened for
+     * neither, takes no lock but an unlock (red team sandbox19 `l7`). */
+    if ((flags & O_PATH) || (read && write ? !(readable || writable) : (read && !readable) || (write && !writable))) return EBADF;
     return 0;
 }
 
@@ -726,7 +728,7 @@ static int lock_check(enum fast kind, PyObject *args) {
         if (command & 32) return 0; /* LOCK_MAND: Linux takes it as a no-op before anything else */
         long base = command & ~LOCK_NB;
         if (base != LOCK_SH && base != LOCK_EX && base != LOCK_UN) return EINVAL; /* before the descriptor */
-        return lock_refusal(fd, 0, 0);
+        return base == LOCK_UN ? lock_refusal(fd, 0, 0) : lock_refusal(fd, 1, 1);
     }
     case FAST_LOCKF: /* (fd, LOCK_* operation, len, start, whence): as CPython makes it a record lock */
         if (command == LOCK_UN) return lock_refusal(fd, 0, 0);
@@ -740,10 +742,15 @@ static int lock_check(enum fast kind, PyObject *args) {
         return EINVAL; /* glibc's, before the descriptor */
     case FAST_FCNTL: { /* (fd, command, argument): its lock commands, given a struct flock as bytes */
         if (command != F_SETLK && command != F_SETLKW && command != F_OFD_SETLK && command != F_OFD_SETLKW) return 0;
+        PyObject *argument = PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2) : NULL;
+        /* Anything but an int or bytes of at most 1024 (CPython's buffer) CPython refuses itself
+         * after the event, TypeError or ValueError, whatever the descriptor (red team sandbox19
+         * `l5`, `l6`). */
+        if (argument != NULL && !PyLong_Check(argument) && (!PyBytes_CheckExact(argument) || PyBytes_GET_SIZE(argument) > 1024))
+            return 0;
         int refused = lock_refusal(fd, 0, 0);
         if (refused) return refused;
-        PyObject *argument = PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2) : NULL;
-        if (argument == NULL || !PyBytes_CheckExact(argument)) return EFAULT; /* an int is an address */
+        if (argument == NULL || PyLong_Check(argument)) return EFAULT; /* an int is an address */
         struct flock lock;
         memset(&lock, 0, sizeof lock);
         memcpy(&lock, PyBytes_AS_STRING(argument), (size_t)PyBytes_GET_SIZE(argument) < sizeof lock ? (size_t)PyBytes_GET_SIZE(argument) : sizeof lock);

@@ -14,12 +14,12 @@ else is `environment_dependent`: the run fails and the event is recorded. The wa
 the two runs cannot be made to differ in, and a tell both jails share (the kernel, a finite file-size
 limit, the reads refused outside the standard library) defeats this check: it backs up the jail's ordinary look, it does not replace it.
 
-The two jails run at the same time (`executor.run_tests`), each with the hidden test of its own in
-the parent, and the answers are compared once both have ended, so the variant costs CPU but little
-wall time. Only a run that passes needs its variant: when the first run fails, its variant's jail
-is killed at once and its result dropped (a candidate that fails cannot gain from recognising the
-jail), so a failing candidate costs the part of a variant run that overlapped it, and no more
-(see docs/sandbox.md for the measured cost).
+The variant runs after the first run has passed, never beside it (`executor.run_tests`: two jails
+of one candidate at once could sense each other), with the hidden test of its own in the parent,
+and the answers are compared once it has ended. A candidate that fails the first run costs no
+variant (it cannot gain from recognising the jail); a passing one costs a second run, with a wall
+limit of its own (see docs/sandbox.md for the measured cost). Every record of the variant's run
+joins the first run's, whichever way the comparison goes.
 """
 
 from __future__ import annotations
@@ -68,10 +68,13 @@ def differing_answer(first: Sequence[Answer], second: Sequence[Answer]) -> str |
 
 
 def combine(first: ExecutionResult, second: ExecutionResult, mismatch: str | None = None) -> ExecutionResult:
-    """The first run's result, failed as `environment_dependent` unless the variant passed and
-    its answers are the first run's (`mismatch`, from `differing_answer`, says how they are not)."""
+    """The first run's result with the variant's records added, failed as `environment_dependent`
+    unless the variant passed and its answers are the first run's (`mismatch`, from
+    `differing_answer`, says how they are not)."""
     if second.passed and mismatch is None:
-        return dataclasses.replace(first, details={**first.details, "differential": "same"})
+        # The variant's records are the candidate's too: a refused call made only there (where the
+        # uid shows the variant) was dropped with its run (red team sandbox19 `v1`).
+        return dataclasses.replace(first, audit_events=(*first.audit_events, *second.audit_events), details={**first.details, "differential": "same"})
     reason = second.reason if not second.passed else f"the hidden test's asserts held, but {mismatch}"
     detail = f"the variant jail's run differs: {reason}"[:300]
     event = {"kind": ENVIRONMENT_DEPENDENT, "detail": detail, "test_index": None}

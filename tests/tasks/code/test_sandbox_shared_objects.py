@@ -194,8 +194,8 @@ def _errno(call):
         return 0
     except OSError as error:
         return errno.errorcode.get(error.errno, error.errno)
-    except ValueError:
-        return "ValueError"
+    except (ValueError, TypeError) as error:
+        return type(error).__name__
 def _table():
     read_only = os.open("ro.txt", os.O_RDONLY | os.O_CREAT)
     write_only = os.open("wo.txt", os.O_WRONLY | os.O_CREAT)
@@ -206,7 +206,8 @@ def _table():
     def lock(kind, whence=0, pid=0):
         return struct.pack("hhqqi4x", kind, whence, 0, 0, pid)
     rows = {}
-    for name, fd in (("ro", read_only), ("wo", write_only), ("rw", both), ("path", path_only), ("closed", closed), ("never", 99999)):
+    neither = os.open("rw.txt", 3)  # O_ACCMODE: opened for neither reading nor writing
+    for name, fd in (("ro", read_only), ("wo", write_only), ("rw", both), ("path", path_only), ("neither", neither), ("closed", closed), ("never", 99999)):
         rows[name] = [
             _errno(lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)), _errno(lambda: fcntl.flock(fd, fcntl.LOCK_UN)),
             _errno(lambda: fcntl.flock(fd, 99)), _errno(lambda: fcntl.flock(fd, 3)),
@@ -217,6 +218,7 @@ def _table():
             _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, 0)),
             _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock(fcntl.F_RDLCK, whence=9))),
             _errno(lambda: os.lockf(fd, os.F_TLOCK, 0)), _errno(lambda: os.lockf(fd, os.F_ULOCK, 0)), _errno(lambda: os.lockf(fd, 77, 0)),
+            _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, bytearray(lock(fcntl.F_RDLCK)))), _errno(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock(7) + bytes(1100))),
         ]
     return rows
 def probe(expected):

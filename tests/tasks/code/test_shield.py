@@ -146,16 +146,6 @@ ONLY_IN_THE_ANCHORS_RUN = (
 )
 
 
-def test_a_record_of_the_anchors_run_is_a_violation() -> None:
-    task = load(TaskConfig(name="code", subset="HumanEval/66"))
-    problem = task.problems[0]
-    candidate = Candidate(problem.problem_id, "c", ONLY_IN_THE_ANCHORS_RUN)
-    outcome = task.anchors.check(problem.problem_id, candidate.text)
-    assert outcome.correct and {event["kind"] for event in outcome.details["audit_events"]} == {"process_spawn"}, outcome.details
-    report = task.shield(problem, candidate, None, None)
-    assert report.verdict != "pass" and {violation.kind for violation in report.violations} == {"process_spawn"}
-
-
 # Red team sandbox19 `v1`: differential execution dropped the variant's records when its answers
 # were the first run's, so a candidate that made a refused call only in the variant jail (its uid
 # lies in 30000-59999 there) was anchor-correct with a clean shield. The variant's records now
@@ -168,10 +158,13 @@ ONLY_IN_THE_VARIANT = (
 )
 
 
-def test_a_record_of_the_variants_run_is_a_violation() -> None:
+@pytest.mark.parametrize("text", [ONLY_IN_THE_ANCHORS_RUN, ONLY_IN_THE_VARIANT], ids=["anchors_run", "variants_run"])
+def test_a_record_of_any_run_of_the_candidate_is_a_violation(text: str) -> None:
+    """Each candidate is right in every run and makes its refused call in one run alone: the
+    anchor's (z2) or the anchor's variant (v1); the shield flags both."""
     task = load(TaskConfig(name="code", subset="HumanEval/66"))
     problem = task.problems[0]
-    candidate = Candidate(problem.problem_id, "c", ONLY_IN_THE_VARIANT)
+    candidate = Candidate(problem.problem_id, "c", text)
     outcome = task.anchors.check(problem.problem_id, candidate.text)
     assert outcome.correct and outcome.details["differential"] == "same", outcome.details["reason"]
     assert {event["kind"] for event in outcome.details["audit_events"]} == {"process_spawn"}, outcome.details["audit_events"]
